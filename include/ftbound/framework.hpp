@@ -1,0 +1,52 @@
+// FrameworkProfile: what a training framework does by default that moves memory or time.
+// Loaded from data/frameworks/NAME.yaml; every figure there carries its source.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace ftb {
+
+enum class MixedStyle {
+    amp,     // fp32 parameters; autocast makes low-precision weight copies that backward keeps (torch.amp)
+    master,  // low-precision parameters; fp32 master copy inside the optimizer (Megatron, DeepSpeed)
+};
+
+enum class OptimizerStepImpl {
+    foreach,   // torch.optim default on CUDA: multi-tensor ops with full-size intermediates
+    fused,     // fused kernel: no intermediates
+};
+
+struct FrameworkProfile {
+    std::string name = "generic";
+    // Defaults for job-file fields the user left out.
+    std::string default_weights = "mixed";
+    std::string default_attention = "flash";
+    std::string default_loss = "standard";
+    std::string default_optimizer = "adamw";
+    double default_lora_dropout = 0.0;
+    // Memory behaviour
+    MixedStyle mixed_style = MixedStyle::amp;
+    double mixed_grad_bytes = 4;                // gradient element size under mixed precision
+    OptimizerStepImpl optimizer_step = OptimizerStepImpl::foreach;
+    bool ddp_gradient_buckets = false;          // DDP's flat reducer buckets beside .grad (not a bucket view)
+    bool fused_qkv = false;                     // one qkv projection (one saved input, one LoRA dropout)
+    bool fused_norm = false;                    // norm kernel saves its input + statistics only
+    int zero3_live_layers = 2;                  // gathered full layers held by ZeRO-3/FSDP prefetch
+    double zero_bucket_elements = 5e8;          // DeepSpeed reduce/allgather bucket (elements)
+    double allocator_overhead_fraction = 0.05;  // reserved above allocated at the peak (caching allocator)
+    double nccl_buffer_bytes = 0;               // per communicator the job opens
+    // Vocabulary-sized cross-entropy tensors live at the loss peak: torch's log_softmax + nll keep the saved
+    // output, its incoming gradient and the produced gradient (3); Megatron's vocab-parallel CE works in place (1).
+    double cross_entropy_live_copies = 3;
+    bool qlora_quantizes_lm_head = false;       // the 4-bit conversion also takes the output head
+    // FSDP wraps frozen and trainable parameters in one unit (use_orig_params=True): gradients are kept for the
+    // whole unit, as if nothing were frozen (PyTorch FSDP docs, "FSDP has some constraints on freezing parameters").
+    bool fsdp_unit_mixes_frozen = false;
+    // Gradient accumulation under FSDP's no_sync(): gradients accumulate unsharded (PyTorch FSDP docs, no_sync).
+    bool fsdp_no_sync_accumulation = false;
+    // Time behaviour
+    double host_overhead_per_kernel_us = 0;     // Python + dispatcher work per launched kernel (eager mode)
+    std::vector<std::string> sources;
+};
+
+}  // namespace ftb

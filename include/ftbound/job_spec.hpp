@@ -1,0 +1,116 @@
+// JobSpec: how the model is trained, normalised from the job file (CONTRACT.md "The job file").
+// Defaults are filled in by the reader from the named framework's profile, never by formulas.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ftb {
+
+enum class Method { full, lora, qlora, freeze };
+enum class Precision { fp32, tf32, fp16, bf16, fp8 };
+enum class WeightsMode { mixed, pure };
+enum class Optimizer { adamw, adamw_8bit, paged_adamw_8bit, adam, sgd, sgd_momentum, adafactor, lion };
+enum class Recompute { none, selective, full };
+enum class Attention { flash, sdpa, eager };
+enum class LossImpl { standard, fp32_upcast, chunked, fused };
+enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
+enum class OffloadTarget { none, cpu, nvme };
+
+struct LoraConfig {
+    int64_t rank = 16;
+    double alpha = 32;
+    double dropout = 0;                // lora_dropout: a dropout mask and copy of the input per adapter
+    std::vector<std::string> targets;  // HF module names; empty = all linear layers of the blocks
+    bool all_linear = true;
+};
+
+struct QloraConfig {
+    int bits = 4;                      // 4 (NF4) or 8 (LLM.int8)
+    bool double_quant = true;
+};
+
+struct TrainSpec {
+    Method method = Method::full;
+    LoraConfig lora;
+    QloraConfig qlora;
+    int64_t freeze_trainable_layers = 2;
+    Precision precision = Precision::bf16;
+    WeightsMode weights = WeightsMode::mixed;
+    Optimizer optimizer = Optimizer::adamw;
+    bool optimizer_in_backward = false;
+    int64_t micro_batch = 1;
+    int64_t global_batch = 1;
+    int64_t seq_len = 2048;
+    bool packing = true;
+    double avg_seq_len = 0;            // real tokens per sequence when padded (0 = seq_len)
+    Recompute recompute = Recompute::none;
+    Attention attention = Attention::flash;
+    LossImpl loss = LossImpl::standard;
+    bool compile = false;
+    std::string framework = "generic";
+};
+
+struct ParallelSpec {
+    int64_t tp = 1, pp = 1, cp = 1, ep = 1, dp = 1;
+    bool sequence_parallel = false;
+    int zero = 0;
+    PipelineSchedule pp_schedule = PipelineSchedule::one_f_one_b;
+    int64_t virtual_stages = 1;
+};
+
+struct OffloadSpec {
+    OffloadTarget optimizer = OffloadTarget::none;
+    OffloadTarget params = OffloadTarget::none;
+    OffloadTarget activations = OffloadTarget::none;
+};
+
+struct DataSpec {
+    double tokens = 0;                 // per epoch
+    double epochs = 1;
+};
+
+struct CheckpointStorage {
+    std::string kind = "nvme";         // nvme | nfs | object-store | custom
+    double write_GBps = 0;             // 0 = the kind's catalog figure
+};
+
+struct OpsSpec {
+    std::optional<double> price_per_gpu_hour;
+    std::optional<double> price_per_node_hour;
+    double electricity_per_kwh = 0.15; // set by the reader; see ops defaults
+    double pue = 1.3;
+    CheckpointStorage checkpoint_storage;
+    std::optional<double> failures_per_gpu_hour;   // override of the Llama 3 default
+    double restart_seconds = 0;        // 0 = derived
+};
+
+struct JobSpec {
+    std::string file;                  // where it came from, for messages
+    TrainSpec train;
+    ParallelSpec parallel;
+    OffloadSpec offload;
+    DataSpec data;
+    OpsSpec ops;
+
+    int64_t grad_accumulation() const {  // micro-batches per optimizer step per DP rank
+        int64_t per_step = train.micro_batch * parallel.dp;
+        return per_step > 0 ? (train.global_batch + per_step - 1) / per_step : 1;
+    }
+    // Real (non-padding) tokens a sequence holds: all of seq_len when packed, else avg_seq_len.
+    double real_tokens_per_sequence() const {
+        return train.packing || train.avg_seq_len <= 0 ? double(train.seq_len) : train.avg_seq_len;
+    }
+};
+
+const char* to_string(Method);
+const char* to_string(Precision);
+const char* to_string(Optimizer);
+const char* to_string(Recompute);
+const char* to_string(Attention);
+const char* to_string(LossImpl);
+const char* to_string(PipelineSchedule);
+const char* to_string(OffloadTarget);
+
+}  // namespace ftb

@@ -1,0 +1,69 @@
+// The memory model (DESIGN.md §3): a walk through forward, backward and the optimizer step,
+// per GPU and per pipeline stage, tracking what is live.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ftbound/job.hpp"
+
+namespace ftb {
+
+// Bytes live at the peak, by kind (CONTRACT.md memory.breakdown).
+struct MemoryBreakdown {
+    double weights_bytes = 0;      // parameters in every dtype they exist (+ gathered ZeRO-3 layers, compute copies)
+    double gradients_bytes = 0;
+    double optimizer_bytes = 0;    // optimizer states + fp32 master weights
+    double activations_bytes = 0;  // saved for backward
+    double logits_bytes = 0;       // logits and loss tensors
+    double temporary_bytes = 0;    // op workspaces, communication buckets, optimizer-step intermediates
+    double overhead_bytes = 0;     // reserved-above-allocated + CUDA context + communicator buffers
+
+    double allocated() const {
+        return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + logits_bytes + temporary_bytes;
+    }
+};
+
+enum class MemoryPhase { forward, loss, backward, optimizer_step };
+const char* to_string(MemoryPhase);
+
+// Per-token activation bytes of one block, by what keeps them (for reports and tests).
+struct LayerActivationBytes {
+    double norms = 0;
+    double projections_in = 0;     // inputs saved by trainable projections (and LoRA adapters)
+    double attention = 0;          // q, k, v, output, softmax statistics or scores
+    double ffn = 0;
+    double dropout_masks = 0;
+    double total() const { return norms + projections_in + attention + ffn + dropout_masks; }
+};
+
+struct MemoryResult {
+    double allocated_peak_bytes = 0;
+    double reserved_peak_bytes = 0;
+    double device_used_bytes = 0;
+    double capacity_bytes = 0;
+    bool fits = false;
+    MemoryBreakdown breakdown;     // at the peak
+    MemoryPhase peak_phase = MemoryPhase::forward;
+    int peak_stage = 0;            // pipeline stage holding the peak
+    double cuda_context_bytes = 0;
+    double comm_buffer_bytes = 0;
+    double allocator_overhead_bytes = 0;
+    double host_bytes = 0;         // host RAM per node for offloaded state and pinned buffers
+    double host_capacity_bytes = 0;
+    bool host_fits = true;
+    double total_params = 0;
+    double trainable_params = 0;
+    double params_per_gpu = 0;     // parameters this GPU stores (after TP/PP/ZeRO-3 sharding)
+    double tokens_per_micro_batch = 0;   // per GPU, after CP
+    double in_flight_micro_batches = 1;  // pipeline schedule (first stage)
+    LayerActivationBytes layer_activation_per_token;  // one representative block, per token (before TP/CP)
+};
+
+// The whole walk. Pure: no I/O, no allocation beyond the result.
+MemoryResult plan_memory(const Job& job);
+
+// Largest micro_batch / seq_len that fit (bisection on the monotone model); 0 when even 1 does not fit.
+int64_t max_micro_batch(const Job& job);
+int64_t max_seq_len(const Job& job);
+
+}  // namespace ftb

@@ -1,0 +1,89 @@
+// ModelSpec: a transformer's shapes, normalised from a HuggingFace config.json (DESIGN.md §2).
+// One plain struct per block (LayerSpec), llama.cpp style; formulas never read JSON.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ftb {
+
+enum class FfnKind { plain, gated };           // plain: up -> act -> down; gated: SwiGLU / GeGLU (gate, up, down)
+enum class NormKind { layernorm, rmsnorm };
+enum class PositionKind { rotary, learned, alibi, relative_buckets };
+
+// One block (decoder layer, or an encoder/decoder block of an encoder-decoder model).
+struct LayerSpec {
+    int64_t hidden = 0;
+    int64_t heads = 0;
+    int64_t kv_heads = 0;
+    int64_t head_dim = 0;
+    int64_t ffn_intermediate = 0;      // dense FFN width (per expert for MoE)
+    FfnKind ffn_kind = FfnKind::gated;
+    // Attention projections: q [hidden -> heads*head_dim], k/v [hidden -> kv_heads*head_dim], o [heads*head_dim -> hidden]
+    bool qkv_bias = false;
+    bool o_bias = false;
+    bool mlp_bias = false;
+    bool qk_norm = false;              // per-head RMSNorm on q and k (qwen3, some stablelm)
+    int64_t qk_norm_params = 0;        // parameters of those norms
+    // Norms in this block (count x params each); a norm's params = hidden (weight) [+ hidden (bias)]
+    int norms = 2;
+    bool norm_bias = false;
+    bool parallel_attn_mlp = false;    // attention and MLP read the same normed input (falcon, phi, gpt-j)
+    // Mixture of experts
+    int64_t experts = 0;               // 0 = dense block
+    int64_t experts_per_token = 0;
+    int64_t shared_expert_intermediate = 0;   // qwen2_moe shared expert width (0 = none)
+    bool shared_expert_gate = false;
+    bool router_bias = false;
+    // Encoder-decoder
+    bool cross_attention = false;      // decoder block of T5: extra attention over encoder states
+    bool is_encoder = false;
+    int64_t relative_attention_params = 0;   // T5's relative position bias table, held by the first block of a stack
+    int64_t sliding_window = 0;        // 0 = full attention
+
+    int64_t q_dim() const { return heads * head_dim; }
+    int64_t kv_dim() const { return kv_heads * head_dim; }
+    int64_t attention_params() const;  // q, k, v, o (+ cross attention) with biases and qk norms
+    int64_t ffn_params() const;        // dense FFN, or all experts + router + shared expert
+    int64_t ffn_params_active() const; // FFN parameters one token touches (top-k experts + shared)
+    int64_t norm_params() const;
+    int64_t params() const { return attention_params() + ffn_params() + norm_params() + relative_attention_params; }
+    // Linear layers of the block by HF module name, for LoRA targeting: {name, in, out, count}
+    struct Linear { std::string name; int64_t in = 0, out = 0; int64_t count = 1; bool bias = false; bool expert = false; };
+    std::vector<Linear> linears() const;
+};
+
+struct ModelSpec {
+    std::string name;                  // catalog id or the config's path
+    std::string architecture;          // config.json model_type
+    int64_t hidden = 0;
+    int64_t vocab = 0;
+    int64_t max_positions = 0;
+    PositionKind position = PositionKind::rotary;
+    int64_t position_embedding_params = 0;   // learned absolute positions (gpt2, opt, mpt with learned_pos_emb)
+    bool tie_word_embeddings = false;
+    bool lm_head_bias = false;
+    int64_t embedding_norm_params = 0; // bloom's word_embeddings_layernorm
+    int64_t final_norm_params = 0;     // per stack (decoder-only: one; T5: encoder + decoder)
+    int final_norms = 1;
+    int64_t extra_params = 0;          // family-specific leftovers (OPT project_in/out), named in the reader
+    NormKind norm = NormKind::rmsnorm;
+    std::string activation;            // silu, gelu, gelu_tanh, relu
+    // Dropout the config keeps on during training: each active dropout saves a 1-byte mask per element.
+    double attention_dropout = 0;      // on the attention probabilities (eager attention)
+    double hidden_dropout = 0;         // on each sub-layer's output before the residual add
+    double ffn_dropout = 0;            // inside the FFN after the activation (T5)
+    bool encoder_decoder = false;
+    int64_t encoder_layers = 0;        // T5: first encoder_layers entries of `layers` are the encoder
+    std::vector<LayerSpec> layers;     // in execution order
+
+    const LayerSpec& layer(size_t i) const { return layers.at(i); }
+    size_t num_layers() const { return layers.size(); }
+    int64_t embedding_params() const { return vocab * hidden + position_embedding_params; }
+    int64_t lm_head_params() const { return tie_word_embeddings ? 0 : vocab * hidden + (lm_head_bias ? vocab : 0); }
+    int64_t total_params() const;      // exact; tied embeddings counted once
+    int64_t active_params() const;     // per token (MoE: top-k experts)
+    bool is_moe() const;
+};
+
+}  // namespace ftb

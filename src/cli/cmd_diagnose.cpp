@@ -1,0 +1,115 @@
+// `ftbound diagnose TRACE.json[.gz]... [--json] [--plan JOB.yaml] [--set K=V]... [--partial]`: the measured
+// breakdown of a real run from PyTorch profiler traces, one file per rank (CONTRACT.md, docs/diagnose.md).
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include "cli/command.hpp"
+#include "ftbound/error.hpp"
+#include "ftbound/plan_api.hpp"
+#include "trace/diagnose_report.hpp"
+#include "trace/trace_analysis.hpp"
+#include "trace/trace_file.hpp"
+
+namespace ftb::cli {
+
+namespace {
+
+struct DiagnoseOptions {
+    std::vector<std::string> traces;
+    bool json = false;
+    bool partial = false;
+    std::string plan_job;
+    std::vector<std::string> overrides;
+};
+
+// ---- --plan: the prediction set beside the measurement (planner interface: ftbound/plan_api.hpp) ----
+struct PlanComparison {
+    nlohmann::json json;
+    std::string text;
+};
+
+PlanComparison compare_with_plan(const DiagnoseOptions& o, const trace::MeasuredStep& measured) {
+    const PredictedStep predicted = predict_step_for_job_file(o.plan_job, o.overrides);
+    PlanComparison c;
+    nlohmann::json items = nlohmann::json::array();
+    for (auto& i : predicted.breakdown) items.push_back({{"phase", i.phase}, {"seconds", i.seconds}, {"resource", i.resource}});
+    // Per resource, measured and predicted seconds side by side: the common key of both breakdowns.
+    std::map<std::string, std::pair<double, double>> by_resource;
+    for (auto& i : measured.breakdown) by_resource[i.resource].first += i.seconds;
+    for (auto& i : predicted.breakdown) by_resource[i.resource].second += i.seconds;
+    nlohmann::json side = nlohmann::json::array();
+    for (auto& [res, mp] : by_resource)
+        side.push_back({{"resource", res}, {"measured_seconds", mp.first}, {"predicted_seconds", mp.second}});
+    c.json = {{"job", o.plan_job},
+              {"predicted", {{"step_seconds", predicted.step_seconds}, {"breakdown", items},
+                             {"bottleneck", predicted.bottleneck}}},
+              {"measured_step_seconds", measured.step_seconds},
+              {"step_ratio_measured_over_predicted",
+               predicted.step_seconds > 0 ? nlohmann::json(measured.step_seconds / predicted.step_seconds)
+                                          : nlohmann::json(nullptr)},
+              {"by_resource", side}};
+    c.text = fmt::format("\nmeasured vs predicted ({}): step {:.6f} s vs {:.6f} s; predicted bottleneck {}\n",
+                         o.plan_job, measured.step_seconds, predicted.step_seconds, predicted.bottleneck);
+    for (auto& [res, mp] : by_resource)
+        c.text += fmt::format("  {:<18} {:10.6f} s  {:10.6f} s\n", res, mp.first, mp.second);
+    return c;
+}
+// ---- end of --plan ----
+
+int run_diagnose(const DiagnoseOptions& o) {
+    trace::ReadOptions read_options;
+    read_options.partial = o.partial;
+    std::vector<trace::TraceTables> tables;
+    tables.reserve(o.traces.size());
+    for (auto& path : o.traces) tables.push_back(trace::read_trace_file(path, read_options));
+
+    std::vector<const trace::TraceTables*> views;
+    std::vector<trace::RankAnalysis> per_rank;
+    std::vector<trace::InputSummary> inputs;
+    for (std::size_t i = 0; i < tables.size(); ++i) {
+        views.push_back(&tables[i]);
+        inputs.push_back({o.traces[i], &tables[i]});
+        try {
+            per_rank.push_back(trace::analyse_rank(tables[i], static_cast<std::int64_t>(i), SIZE_MAX));
+        } catch (const InputError& e) {
+            throw InputError(o.traces[i], e.field(), e.reason());
+        }
+    }
+    const trace::Diagnosis d = trace::diagnose(views, std::move(per_rank), 10);
+    const trace::MeasuredStep measured = trace::measured_step(d, views);
+
+    std::optional<PlanComparison> plan;
+    if (!o.plan_job.empty()) plan = compare_with_plan(o, measured);
+
+    std::string out;
+    if (o.json) {
+        nlohmann::json j = trace::diagnosis_json(d, inputs, measured);
+        if (plan) j["plan"] = plan->json;
+        out = j.dump(2) + "\n";
+    } else {
+        out = trace::diagnosis_text(d, inputs, measured);
+        if (plan) out += plan->text;
+    }
+    std::cout << out;
+    for (auto& t : tables)
+        if (!t.complete) std::cerr << "warning: partial trace analysed (" << t.stop_reason << ")\n";
+    return 0;
+}
+
+const Register kDiagnose{{"diagnose", "measured breakdown of a real run from PyTorch profiler traces (one per rank)",
+                          [](CLI::App& sub) -> std::function<int()> {
+                              auto o = std::make_shared<DiagnoseOptions>();
+                              sub.add_option("traces", o->traces, "TRACE.json[.gz], one per rank")->required();
+                              sub.add_flag("--json", o->json, "print one JSON document");
+                              sub.add_flag("--partial", o->partial,
+                                           "analyse what a truncated or damaged trace holds, with a warning");
+                              sub.add_option("--plan", o->plan_job, "JOB.yaml: set the prediction beside the measurement");
+                              sub.add_option("--set", o->overrides, "override a job-file field for --plan (KEY=VALUE)");
+                              return [o] { return run_diagnose(*o); };
+                          }}};
+
+}  // namespace
+
+}  // namespace ftb::cli

@@ -1,0 +1,95 @@
+// `ftbound model NAME|CONFIG.json [--json]`: architecture summary and exact parameter counts.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+#include "report/table.hpp"
+#include "spec/catalog.hpp"
+
+namespace ftb::cli {
+namespace {
+
+std::string layer_kind(const LayerSpec& l) {
+    std::string k = l.cross_attention ? "decoder" : (l.is_encoder ? "encoder" : "block");
+    if (l.experts > 0) k += fmt::format(" moe {}x top{}", l.experts, l.experts_per_token);
+    if (l.sliding_window > 0) k += fmt::format(" window {}", l.sliding_window);
+    return k;
+}
+
+const Register reg{Command{
+    "model", "architecture summary and exact parameter counts of a catalog model or a config.json",
+    [](CLI::App& sub) -> std::function<int()> {
+        auto name = std::make_shared<std::string>();
+        auto json = std::make_shared<bool>(false);
+        sub.add_option("model", *name, "catalog name (HuggingFace id) or path to a config.json")->required();
+        sub.add_flag("--json", *json, "print one JSON document");
+        return [name, json] {
+            const ModelSpec m = Catalog::instance().model(*name, {"command line", "model"});
+            std::string out;
+            if (*json) {
+                nlohmann::ordered_json j;
+                j["name"] = m.name;
+                j["architecture"] = m.architecture;
+                j["params"]["total"] = m.total_params();
+                j["params"]["embedding"] = m.embedding_params();
+                j["params"]["lm_head"] = m.lm_head_params();
+                j["params"]["active_per_token"] = m.active_params();
+                auto per = nlohmann::ordered_json::array();
+                for (const auto& l : m.layers) per.push_back(l.params());
+                j["params"]["per_layer"] = per;
+                j["layers"] = m.num_layers();
+                j["hidden_size"] = m.hidden;
+                j["vocab_size"] = m.vocab;
+                const LayerSpec& l = m.layers.front();
+                j["attention_heads"] = l.heads;
+                j["kv_heads"] = l.kv_heads;
+                j["head_dim"] = l.head_dim;
+                j["intermediate_size"] = l.ffn_intermediate;
+                j["ffn"] = l.ffn_kind == FfnKind::gated ? "gated" : "plain";
+                j["tied_embeddings"] = m.tie_word_embeddings;
+                j["max_position_embeddings"] = m.max_positions;
+                if (m.is_moe()) {
+                    j["experts"] = l.experts;
+                    j["experts_per_token"] = l.experts_per_token;
+                }
+                out = j.dump(2) + "\n";
+            } else {
+                const LayerSpec& l = m.layers.front();
+                out += fmt::format("{} ({})\n", m.name, m.architecture);
+                out += fmt::format("  hidden {}, {} layers, {} heads ({} key/value, head_dim {}), FFN {} {}, vocab {}{}\n",
+                                   m.hidden, m.num_layers(), l.heads, l.kv_heads, l.head_dim,
+                                   l.ffn_kind == FfnKind::gated ? "gated" : "plain", l.ffn_intermediate, m.vocab,
+                                   m.tie_word_embeddings ? ", tied embeddings" : "");
+                TextTable t({"part", "parameters", "exact"}, {false, true, true});
+                t.add({"embedding (+ positions)", fmt_count(double(m.embedding_params())), std::to_string(m.embedding_params())});
+                // Group consecutive identical blocks.
+                size_t i = 0;
+                while (i < m.layers.size()) {
+                    size_t j = i;
+                    while (j + 1 < m.layers.size() && m.layers[j + 1].params() == m.layers[i].params() &&
+                           layer_kind(m.layers[j + 1]) == layer_kind(m.layers[i]))
+                        ++j;
+                    const double each = double(m.layers[i].params());
+                    t.add({fmt::format("layers {}-{} ({}), each", i, j, layer_kind(m.layers[i])), fmt_count(each),
+                           std::to_string(m.layers[i].params())});
+                    i = j + 1;
+                }
+                const int64_t rest = m.total_params() - m.embedding_params() - m.lm_head_params() -
+                                     [&] { int64_t s = 0; for (auto& x : m.layers) s += x.params(); return s; }();
+                t.add({"final norms and other", fmt_count(double(rest)), std::to_string(rest)});
+                t.add({m.tie_word_embeddings ? "lm_head (tied to the embedding)" : "lm_head",
+                       fmt_count(double(m.lm_head_params())), std::to_string(m.lm_head_params())});
+                t.add_rule();
+                t.add({"total", fmt_count(double(m.total_params())), std::to_string(m.total_params())});
+                if (m.is_moe()) t.add({"active per token", fmt_count(double(m.active_params())), std::to_string(m.active_params())});
+                out += t.str("  ");
+            }
+            std::cout << out;
+            return 0;
+        };
+    }}};
+
+}  // namespace
+}  // namespace ftb::cli

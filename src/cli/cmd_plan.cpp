@@ -1,0 +1,35 @@
+// `ftbound plan JOB.yaml [--json] [--set KEY=VALUE]...`
+#include <iostream>
+
+#include "cli/command.hpp"
+#include "ftbound/plan.hpp"
+#include "report/plan_report.hpp"
+#include "spec/job_file.hpp"
+
+namespace ftb::cli {
+namespace {
+
+struct PlanArgs {
+    std::string job;
+    bool json = false;
+    std::vector<std::string> sets;
+};
+
+const Register reg{Command{
+    "plan", "predict memory, limits and what would make a fine-tuning job fit",
+    [](CLI::App& sub) -> std::function<int()> {
+        auto a = std::make_shared<PlanArgs>();
+        sub.add_option("job", a->job, "job file (YAML or JSON)")->required();
+        sub.add_flag("--json", a->json, "print one JSON document");
+        sub.add_option("--set", a->sets, "override a job-file field: --set train.micro_batch=8")->take_all();
+        return [a] {
+            const Job job = load_job(a->job, a->sets);
+            const Plan plan = make_plan(job);
+            std::string out = a->json ? plan_json(job, plan).dump(2) + "\n" : plan_text(job, plan);
+            std::cout << out;
+            return 0;
+        };
+    }}};
+
+}  // namespace
+}  // namespace ftb::cli

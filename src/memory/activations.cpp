@@ -1,0 +1,110 @@
+#include "memory/activations.hpp"
+
+#include <algorithm>
+
+namespace ftb {
+
+double norm_saved_per_token(const ModelSpec& m, const Job& job, const TrainingSetup& s, bool weight_trainable) {
+    const double h = double(m.hidden);
+    if (m.norm == NormKind::layernorm || job.framework.fused_norm) {
+        // native_layer_norm / fused RMSNorm save the input and fp32 statistics (mean, rstd).
+        return s.bytes.residual * h + 8;
+    }
+    // Eager RMSNorm (HF LlamaRMSNorm, LitGPT RMSNorm): x.float() is saved by pow and mul (4 bytes),
+    // rsqrt's fp32 output (4 bytes per token), and the normalised value when the weight trains.
+    return 4 * h + 4 + (weight_trainable ? s.bytes.residual * h : 0);
+}
+
+LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const Job& job, const TrainingSetup& s,
+                                 bool trainable_weights, bool needs_grad, int64_t seq_len) {
+    LayerActivation out;
+    if (!needs_grad) return out;
+    const double h = double(l.hidden), q = double(l.q_dim()), i = double(l.ffn_intermediate);
+    const double act = s.bytes.act, mm = s.bytes.matmul_in;
+    const Attention attn = job.spec.train.attention;
+    const bool fused_qkv = job.framework.fused_qkv ||
+                           m.architecture == "gpt2" || m.architecture == "gpt_neox" || m.architecture == "mpt" ||
+                           m.architecture == "falcon" || m.architecture == "bloom" || m.architecture == "phi3";
+    // HF's sdpa and eager paths repeat k/v to all query heads (repeat_kv) before attention; flash keeps GQA.
+    const double kv = (attn == Attention::flash || job.framework.fused_qkv) ? double(l.kv_dim()) : q;
+    const uint32_t lora = s.adapters ? s.lora_mask : 0;
+    const double lora_dropout = job.spec.train.lora.dropout;
+    const double r = double(job.spec.train.lora.rank);
+    LayerActivationBytes& b = out.per_token;
+    double tp = 0;  // tensor-parallel-sharded part
+
+    // Norms
+    const int norms = l.norms;
+    b.norms = norms * norm_saved_per_token(m, job, s, trainable_weights);
+    out.layer_input_per_token = s.bytes.residual * h;
+
+    // Inputs kept by trainable projections and LoRA adapters. Under autocast every linear casts its own
+    // copy of a shared input; without it the linears share one tensor.
+    auto group_inputs = [&](double width, int linears_trainable, int adapters) {
+        double bytes = 0;
+        if (linears_trainable > 0) bytes += (s.bytes.autocast ? linears_trainable : 1) * mm * width;
+        if (adapters > 0) {
+            if (lora_dropout > 0) bytes += adapters * (mm + 1) * width;   // dropout output + bool mask each
+            else if (s.bytes.autocast) bytes += adapters * mm * width;
+            else if (linears_trainable == 0) bytes += mm * width;       // adapters share the input
+            bytes += adapters * act * r;                                // lora_A output, kept by lora_B
+        }
+        return bytes;
+    };
+    // bitsandbytes MatMul4Bit keeps its input A whenever A needs a gradient (ctx.tensors = (A, B)), so a
+    // quantised frozen linear saves its input like a trainable one (bitsandbytes autograd/_functions.py).
+    const bool saves_frozen_inputs = job.spec.train.method == Method::qlora;
+    const bool keeps_inputs = trainable_weights || saves_frozen_inputs;
+    const int qkv_linears = fused_qkv ? 1 : 3;
+    const int qkv_adapters = fused_qkv ? ((lora & (kQ | kK | kV)) ? 1 : 0)
+                                       : !!(lora & kQ) + !!(lora & kK) + !!(lora & kV);
+    const int attn_mult = l.cross_attention ? 2 : 1;
+    double proj_rep = group_inputs(h, keeps_inputs ? qkv_linears : 0, qkv_adapters) * attn_mult;
+    double proj_tp = group_inputs(q, keeps_inputs ? 1 : 0, (lora & kO) ? 1 : 0) * attn_mult;
+    const int up_linears = l.ffn_kind == FfnKind::gated ? 2 : 1;
+    const int up_adapters = !!(lora & kUp) + (l.ffn_kind == FfnKind::gated ? !!(lora & kGate) : 0);
+    const double experts_per_token = l.experts > 0 ? double(l.experts_per_token) : 1.0;
+    proj_rep += group_inputs(h, keeps_inputs ? up_linears : 0, up_adapters) * experts_per_token;
+    proj_tp += group_inputs(i, keeps_inputs ? 1 : 0, (lora & kDown) ? 1 : 0) * experts_per_token;
+    b.projections_in = proj_rep + proj_tp;
+    tp += proj_tp;
+
+    // Attention core: flash / SDPA keep q, k, v, the output and fp32 log-sum-exp per head.
+    double attention = act * (q + 2 * kv + q) + 4.0 * double(l.heads);
+    double scores = 0;
+    if (attn == Attention::eager) {
+        // Eager: QK^T keeps q, k; softmax (upcast to fp32 by HF) keeps its fp32 output; the cast
+        // probabilities are kept by the PV matmul with v; no log-sum-exp.
+        const double per_row = double(l.heads) * double(l.sliding_window > 0 ? std::min<int64_t>(l.sliding_window, seq_len) : seq_len);
+        scores = 4 * per_row + (act < 4 ? act * per_row : 0);
+        if (m.attention_dropout > 0) scores += (1 + act) * per_row;   // dropout mask + dropped probabilities
+        attention = act * (q + kv) + act * kv + scores;
+    }
+    attention *= attn_mult;
+    scores *= attn_mult;
+    b.attention = attention;
+    tp += attention;
+    out.scores_per_token = scores;
+
+    // FFN internals: gated keeps the activation's input, its output and the up projection (both inputs
+    // of the product need grad); plain keeps the activation's input.
+    double ffn = l.ffn_kind == FfnKind::gated ? 3 * act * i : act * i;
+    if (m.ffn_dropout > 0) ffn += 1 * i;
+    ffn *= experts_per_token;
+    if (l.experts > 0) {
+        // Router: fp32 logits and softmax over experts; the permuted token copies each expert reads.
+        ffn += 8.0 * double(l.experts) + act * h * experts_per_token;
+        if (l.shared_expert_intermediate > 0) ffn += 3 * act * double(l.shared_expert_intermediate);
+    }
+    b.ffn = ffn;
+    tp += ffn;
+
+    // Dropout on each sub-layer output before the residual add: a 1-byte mask per element.
+    const int sublayers = l.cross_attention ? 3 : 2;
+    b.dropout_masks = m.hidden_dropout > 0 ? sublayers * h : 0;
+
+    out.tp_sharded_per_token = tp;
+    return out;
+}
+
+}  // namespace ftb

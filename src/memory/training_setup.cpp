@@ -1,0 +1,134 @@
+#include "memory/training_setup.hpp"
+
+#include <string>
+
+namespace ftb {
+
+double precision_bytes(Precision p) {
+    switch (p) {
+        case Precision::fp32:
+        case Precision::tf32: return 4;
+        case Precision::fp16:
+        case Precision::bf16: return 2;
+        case Precision::fp8: return 1;
+    }
+    return 2;
+}
+
+uint32_t lora_target_bits(const std::string& name) {
+    // HuggingFace module names of each family's block linears (modeling_<family>.py).
+    static const std::pair<const char*, uint32_t> table[] = {
+        {"q_proj", kQ}, {"q", kQ}, {"query", kQ},
+        {"k_proj", kK}, {"k", kK}, {"key", kK},
+        {"v_proj", kV}, {"v", kV}, {"value", kV},
+        {"o_proj", kO}, {"o", kO}, {"out_proj", kO}, {"dense", kO},
+        {"qkv_proj", kQ | kK | kV}, {"query_key_value", kQ | kK | kV}, {"c_attn", kQ | kK | kV}, {"Wqkv", kQ | kK | kV},
+        {"gate_proj", kGate}, {"w1", kGate}, {"wi_0", kGate},
+        {"up_proj", kUp}, {"w3", kUp}, {"wi_1", kUp}, {"wi", kUp}, {"fc1", kUp}, {"c_fc", kUp}, {"dense_h_to_4h", kUp},
+        {"gate_up_proj", kGate | kUp},
+        {"down_proj", kDown}, {"w2", kDown}, {"wo", kDown}, {"fc2", kDown}, {"dense_4h_to_h", kDown},
+        {"c_proj", kO | kDown},   // gpt2 names both the attention output and the MLP output c_proj
+    };
+    for (const auto& [n, bits] : table)
+        if (name == n) return bits;
+    return 0;
+}
+
+int64_t lora_params_in_layer(const LayerSpec& l, uint32_t mask, int64_t r) {
+    int64_t p = 0;
+    const int64_t attn_mult = l.cross_attention ? 2 : 1;
+    if (mask & kQ) p += attn_mult * r * (l.hidden + l.q_dim());
+    if (mask & kK) p += attn_mult * r * (l.hidden + l.kv_dim());
+    if (mask & kV) p += attn_mult * r * (l.hidden + l.kv_dim());
+    if (mask & kO) p += attn_mult * r * (l.q_dim() + l.hidden);
+    const int64_t n = l.experts > 0 ? l.experts : 1;
+    const int64_t i = l.ffn_intermediate;
+    if ((mask & kGate) && l.ffn_kind == FfnKind::gated) p += n * r * (l.hidden + i);
+    if (mask & kUp) p += n * r * (l.hidden + i);
+    if (mask & kDown) p += n * r * (i + l.hidden);
+    if (l.shared_expert_intermediate > 0) {
+        const int64_t s = l.shared_expert_intermediate;
+        if (mask & kGate) p += r * (l.hidden + s);
+        if (mask & kUp) p += r * (l.hidden + s);
+        if (mask & kDown) p += r * (s + l.hidden);
+    }
+    return p;
+}
+
+TrainingSetup derive_setup(const Job& job) {
+    const TrainSpec& t = job.spec.train;
+    const FrameworkProfile& fw = job.framework;
+    TrainingSetup s;
+    const double compute = precision_bytes(t.precision);
+    const bool fp8 = t.precision == Precision::fp8;
+    // fp8 training (Transformer Engine) computes GEMMs in fp8 but keeps activations and weights in bf16;
+    // it saves fp8 copies of GEMM inputs for backward.
+    s.bytes.act = fp8 ? 2 : compute;
+    s.bytes.matmul_in = compute;
+    s.bytes.weight_compute = fp8 ? 2 : compute;
+    const bool mixed = t.weights == WeightsMode::mixed && compute < 4;
+    s.bytes.autocast = mixed && fw.mixed_style == MixedStyle::amp;
+    s.bytes.residual = s.bytes.autocast ? 4 : s.bytes.act;
+
+    s.full = t.method == Method::full || t.method == Method::freeze;
+    s.adapters = t.method == Method::lora || t.method == Method::qlora;
+    if (t.method == Method::freeze)
+        s.first_trainable_layer = static_cast<int64_t>(job.model.num_layers()) - t.freeze_trainable_layers;
+    if (s.adapters) {
+        if (t.lora.all_linear) s.lora_mask = kAllLinears;
+        for (const auto& name : t.lora.targets) {
+            s.lora_mask |= lora_target_bits(name);
+            if (name == "lm_head") s.lora_on_head = true;
+        }
+    }
+    if (t.method == Method::qlora) {
+        // bitsandbytes NF4: 4 bits per weight + one fp32 absmax per 64-weight block; double quantisation stores
+        // the absmax as 8-bit with one fp32 constant per 256 blocks (Dettmers et al. 2023, QLoRA §3).
+        // LLM.int8: 1 byte per weight + one fp32 scale per output row (counted per weight as ~0).
+        if (t.qlora.bits == 4) s.quant_bytes_per_param = t.qlora.double_quant ? 0.5 + 1.0 / 64 + 4.0 / (64 * 256) : 0.5 + 4.0 / 64;
+        else s.quant_bytes_per_param = 1.0;
+    }
+
+    // Storage: trainable parameters keep fp32 under torch.amp, the compute dtype otherwise (the master style
+    // keeps an fp32 copy inside the optimizer instead). Frozen parameters are loaded in the compute dtype.
+    s.frozen_storage_bytes = s.bytes.weight_compute;
+    if (mixed && fw.mixed_style == MixedStyle::amp) {
+        s.trainable_storage_bytes = 4;
+        s.grad_bytes = 4;
+        s.amp_weight_copies = s.full;   // every fp32 weight gets a low-precision copy per matmul
+    } else if (mixed) {
+        s.trainable_storage_bytes = s.bytes.weight_compute;
+        s.grad_bytes = fw.mixed_grad_bytes;
+        s.master_bytes_per_param = 4;
+    } else {
+        s.trainable_storage_bytes = compute < 4 ? s.bytes.weight_compute : 4;
+        s.grad_bytes = s.trainable_storage_bytes;
+        if (!s.full) s.frozen_storage_bytes = s.trainable_storage_bytes;
+    }
+    // Optimizer states: torch.optim creates them like the parameter (zeros_like), so a bf16 parameter gets
+    // bf16 states; under mixed precision they are fp32.
+    s.state_bytes = mixed ? 4 : s.trainable_storage_bytes;
+    switch (t.optimizer) {
+        case Optimizer::adamw:
+        case Optimizer::adam: s.optimizer_bytes_per_param = 2 * s.state_bytes; break;
+        // bitsandbytes blockwise 8-bit Adam: two uint8 states + one fp32 absmax per 2048-element block
+        // (Dettmers et al. 2022, "8-bit Optimizers via Block-wise Quantization").
+        case Optimizer::adamw_8bit:
+        case Optimizer::paged_adamw_8bit: s.optimizer_bytes_per_param = 2 + 2 * 4.0 / 2048; break;
+        case Optimizer::sgd: s.optimizer_bytes_per_param = 0; break;
+        case Optimizer::sgd_momentum:
+        case Optimizer::lion: s.optimizer_bytes_per_param = s.state_bytes; break;
+        // Adafactor keeps factored row and column second moments (Shazeer & Stern 2018): per matrix
+        // (rows + cols) states; accounted per layer in the memory model, not per parameter.
+        case Optimizer::adafactor: s.optimizer_bytes_per_param = 0; break;
+    }
+    s.optimizer_bytes_per_param += s.master_bytes_per_param;
+
+    const ParallelSpec& p = job.spec.parallel;
+    s.grad_accumulation = job.spec.grad_accumulation();
+    s.tokens_per_micro_batch = t.micro_batch * t.seq_len / p.cp;
+    s.dp_shard = p.dp;
+    return s;
+}
+
+}  // namespace ftb

@@ -1,0 +1,56 @@
+// Derived facts about a job that both the memory and the time model need: which parameters
+// train, in which dtypes tensors live, how the work is split across GPUs.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "ftbound/job.hpp"
+
+namespace ftb {
+
+// Bits of the linear layers of a block, for LoRA targeting and trainability.
+enum LinearBit : uint32_t {
+    kQ = 1u << 0, kK = 1u << 1, kV = 1u << 2, kO = 1u << 3,
+    kGate = 1u << 4, kUp = 1u << 5, kDown = 1u << 6,
+    kAllLinears = 0x7f,
+};
+
+struct ElementBytes {
+    double matmul_in = 2;     // saved inputs of matmuls (fp8 under Transformer Engine: 1)
+    double act = 2;           // outputs of matmuls and elementwise ops
+    double residual = 2;      // the residual stream (fp32 under torch.amp: fp32 embeddings promote the adds)
+    double weight_compute = 2;// weights as the matmuls read them
+    bool autocast = false;    // torch.amp: casts happen per op call, each cast a new tensor
+};
+
+struct TrainingSetup {
+    ElementBytes bytes;
+    bool full = false;                 // every parameter trains
+    bool adapters = false;             // LoRA / QLoRA
+    uint32_t lora_mask = 0;            // which linears carry adapters
+    bool lora_on_head = false;
+    int64_t first_trainable_layer = 0; // freeze: layers below this need no backward at all
+    double quant_bytes_per_param = 0;  // QLoRA: bytes per base linear weight (NF4/int8 + constants)
+    double trainable_storage_bytes = 2;// bytes per trainable parameter as stored on the GPU
+    double frozen_storage_bytes = 2;
+    double grad_bytes = 2;
+    double state_bytes = 4;            // optimizer state element
+    double optimizer_bytes_per_param = 8;   // states (+ master copy) per trainable parameter
+    double master_bytes_per_param = 0;
+    bool amp_weight_copies = false;    // fp32 weights cast to the compute dtype per matmul, kept for backward
+    int64_t grad_accumulation = 1;
+    int64_t tokens_per_micro_batch = 0;   // per GPU (b * s / cp)
+    int64_t dp_shard = 1;              // ZeRO/FSDP sharding degree
+};
+
+TrainingSetup derive_setup(const Job& job);
+
+// LoRA target module name (any family's HuggingFace name, e.g. q_proj, query_key_value, wi_0, c_attn)
+// -> the block linears it covers; 0 when the name is not a block linear.
+uint32_t lora_target_bits(const std::string& name);
+
+double precision_bytes(Precision p);
+// LoRA trainable parameters of one block.
+int64_t lora_params_in_layer(const LayerSpec& l, uint32_t mask, int64_t rank);
+
+}  // namespace ftb

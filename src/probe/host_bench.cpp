@@ -1,0 +1,271 @@
+#include "probe/host_bench.hpp"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <barrier>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ftbound/error.hpp"
+#include "ftbound/units.hpp"
+#include "probe/bf16_gemm.hpp"
+
+#ifdef FTBOUND_HAVE_BLAS
+#include <cblas.h>
+#endif
+
+namespace fs = std::filesystem;
+
+namespace ftb::probe {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::vector<int> allowed_cpus() {
+    std::vector<int> cpus;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    if (cpus.empty())
+        for (unsigned c = 0; c < std::max(1u, std::thread::hardware_concurrency()); ++c) cpus.push_back(static_cast<int>(c));
+    return cpus;
+}
+
+void pin_to(std::thread& t, int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(t.native_handle(), sizeof(set), &set);  // best effort: unpinned still measures
+}
+
+struct FreeDeleter {
+    void operator()(void* p) const { std::free(p); }
+};
+
+double* aligned_doubles(size_t n) {
+    void* p = std::aligned_alloc(64, ((n * sizeof(double) + 63) / 64) * 64);
+    if (!p) throw std::bad_alloc();
+    return static_cast<double*>(p);
+}
+
+// BLAS thread count, where the BLAS lets us set it (OpenBLAS does; reference BLAS is single-threaded).
+void set_blas_threads(int threads) {
+    using SetThreads = void (*)(int);
+    if (auto f = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) f(threads);
+}
+
+template <typename RunOnce>
+GemmRate time_gemm(RunOnce&& run_once, const HostBenchOptions& opt, int start_size, std::string method) {
+    // Grow n until one multiply takes gemm_min_seconds, so that a big machine is not timed on a
+    // problem that fits its caches; then repeat at that size.
+    int n = start_size;
+    double t = 0;
+    for (;;) {
+        auto t0 = Clock::now();
+        run_once(n);
+        t = seconds_since(t0);
+        if (t >= opt.gemm_min_seconds || n * 2 > opt.gemm_max_size) break;
+        n *= 2;
+    }
+    std::vector<double> samples;
+    for (int r = 0; r < opt.gemm_repetitions; ++r) {
+        auto t0 = Clock::now();
+        run_once(n);
+        double s = seconds_since(t0);
+        samples.push_back(2.0 * n * static_cast<double>(n) * n / s / kTera);
+    }
+    GemmRate g;
+    g.tflops = measurement_of(std::move(samples));
+    g.method = std::move(method);
+    g.size = n;
+    return g;
+}
+
+}  // namespace
+
+Measurement triad_bandwidth_GBps(int threads, double array_bytes, int repetitions) {
+    std::vector<int> cpus = allowed_cpus();
+    if (threads <= 0) threads = static_cast<int>(cpus.size());
+    size_t n = static_cast<size_t>(array_bytes / sizeof(double));
+    n = std::max<size_t>(n, static_cast<size_t>(threads) * 1024);
+    std::unique_ptr<double, FreeDeleter> a(aligned_doubles(n)), b(aligned_doubles(n)), c(aligned_doubles(n));
+    const double scalar = 3.0;
+    std::vector<double> seconds(static_cast<size_t>(repetitions), 0.0);
+    std::barrier sync(threads);
+    Clock::time_point t0;
+    auto body = [&](int t) {
+        size_t lo = n * static_cast<size_t>(t) / threads, hi = n * static_cast<size_t>(t + 1) / threads;
+        double* __restrict pa = a.get();
+        const double* __restrict pb = b.get();
+        const double* __restrict pc = c.get();
+        // First touch by the thread that will use the pages puts them on its NUMA node.
+        for (size_t i = lo; i < hi; ++i) {
+            a.get()[i] = 0.0;
+            b.get()[i] = 1.0;
+            c.get()[i] = 2.0;
+        }
+        for (int r = -1; r < repetitions; ++r) {  // r = -1: warm-up
+            sync.arrive_and_wait();
+            if (t == 0) t0 = Clock::now();
+            sync.arrive_and_wait();
+            for (size_t i = lo; i < hi; ++i) pa[i] = pb[i] + scalar * pc[i];
+            sync.arrive_and_wait();
+            if (t == 0 && r >= 0) seconds[static_cast<size_t>(r)] = seconds_since(t0);
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) {
+        pool.emplace_back(body, t);
+        pin_to(pool.back(), cpus[static_cast<size_t>(t) % cpus.size()]);
+    }
+    {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpus[0], &set);
+        pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    }
+    body(0);
+    for (auto& th : pool) th.join();
+    {
+        cpu_set_t set;  // give the calling thread its CPUs back
+        CPU_ZERO(&set);
+        for (int cpu : cpus) CPU_SET(cpu, &set);
+        pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    }
+    // Check the result so the compiler cannot drop the loop and a broken run cannot pass.
+    if (a.get()[n / 2] != 1.0 + scalar * 2.0) throw InternalError("triad produced a wrong result");
+    std::vector<double> samples;
+    for (double s : seconds) samples.push_back(3.0 * sizeof(double) * static_cast<double>(n) / s / kGB);
+    return measurement_of(std::move(samples));
+}
+
+std::optional<GemmRate> sgemm_rate(int threads, const HostBenchOptions& opt) {
+#ifdef FTBOUND_HAVE_BLAS
+    set_blas_threads(threads);
+    std::vector<float> A, B, C;
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    auto run_once = [&](int n) {
+        size_t nn = static_cast<size_t>(n) * n;
+        if (A.size() != nn) {
+            A.resize(nn);
+            B.resize(nn);
+            C.assign(nn, 0.0f);
+            for (auto& x : A) x = dist(rng);
+            for (auto& x : B) x = dist(rng);
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n);
+    };
+    return time_gemm(run_once, opt, 512, "blas sgemm");
+#else
+    (void)threads;
+    (void)opt;
+    return std::nullopt;
+#endif
+}
+
+std::optional<GemmRate> bf16_gemm_rate(int threads, const HostBenchOptions& opt, std::string& skipped_reason) {
+    // OpenBLAS built with BUILD_BFLOAT16 exports cblas_sbgemm (it uses AMX on CPUs that have it).
+    using SbGemm = void (*)(int, int, int, int, int, int, float, const uint16_t*, int, const uint16_t*, int, float,
+                            float*, int);
+    auto sbgemm = reinterpret_cast<SbGemm>(dlsym(RTLD_DEFAULT, "cblas_sbgemm"));
+    bool kernel = cpu_has_avx512_bf16();
+    if (!sbgemm && !kernel) {
+        skipped_reason = "the CPU has no AVX512-BF16 and the BLAS has no cblas_sbgemm";
+        return std::nullopt;
+    }
+    std::vector<uint16_t> A, B;
+    std::vector<float> C;
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    auto prepare = [&](int n) {
+        size_t nn = static_cast<size_t>(n) * n;
+        if (A.size() == nn) return;
+        A.resize(nn);
+        B.resize(nn);
+        C.assign(nn, 0.0f);
+        for (auto& x : A) x = float_to_bf16(dist(rng));
+        for (auto& x : B) x = float_to_bf16(dist(rng));
+    };
+    if (sbgemm) {
+        set_blas_threads(threads);
+        auto run_once = [&](int n) {
+            prepare(n);
+            // CBLAS enums: CblasRowMajor = 101, CblasNoTrans = 111.
+            sbgemm(101, 111, 111, n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n);
+        };
+        return time_gemm(run_once, opt, 512, "blas sbgemm");
+    }
+    auto run_once = [&](int n) {
+        prepare(n);
+        bf16_gemm(A.data(), B.data(), C.data(), n, n, n, threads);
+    };
+    return time_gemm(run_once, opt, 512, "avx512-bf16 kernel (ftbound)");
+}
+
+double last_level_cache_bytes(const std::string& root, int sockets) {
+    // Sum the highest-level cache over its distinct instances (each identified by its CPU list).
+    fs::path cpu_dir = fs::path(root) / "sys/devices/system/cpu";
+    std::error_code ec;
+    int best_level = 0;
+    double total = 0;
+    std::set<std::string> seen;
+    for (const auto& cpu : fs::directory_iterator(cpu_dir, ec)) {
+        fs::path cache = cpu.path() / "cache";
+        if (!fs::is_directory(cache, ec)) continue;
+        for (const auto& idx : fs::directory_iterator(cache, ec)) {
+            std::ifstream lf(idx.path() / "level"), sf(idx.path() / "size"), shf(idx.path() / "shared_cpu_list");
+            int level = 0;
+            std::string size, shared;
+            if (!(lf >> level) || !(sf >> size)) continue;
+            shf >> shared;
+            double bytes = std::strtod(size.c_str(), nullptr);
+            if (size.find('K') != std::string::npos) bytes *= 1024;
+            else if (size.find('M') != std::string::npos) bytes *= 1024 * 1024;
+            if (level > best_level) {
+                best_level = level;
+                total = 0;
+                seen.clear();
+            }
+            if (level == best_level && seen.insert(shared).second) total += bytes;
+        }
+    }
+    (void)sockets;
+    return total;
+}
+
+HostBench run_host_bench(const HostInfo& host, const HostBenchOptions& opt) {
+    HostBench hb;
+    hb.threads = opt.threads > 0 ? opt.threads : static_cast<int>(allowed_cpus().size());
+    double array_bytes = opt.array_bytes;
+    if (array_bytes <= 0) {
+        // STREAM's rule: each array at least 4x the caches, so the triad streams from DRAM.
+        array_bytes = std::max(128.0 * kMiB, 4.0 * last_level_cache_bytes("/", host.sockets));
+        if (host.memory_bytes > 0) array_bytes = std::min(array_bytes, host.memory_bytes / 8.0);
+    }
+    hb.array_bytes = array_bytes;
+    hb.memory_bandwidth_GBps = triad_bandwidth_GBps(hb.threads, array_bytes, opt.triad_repetitions);
+    hb.fp32 = sgemm_rate(hb.threads, opt);
+    hb.bf16 = bf16_gemm_rate(hb.threads, opt, hb.bf16_skipped_reason);
+    return hb;
+}
+
+}  // namespace ftb::probe

@@ -1,0 +1,147 @@
+#include "probe/probe.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "probe/gpu_probe.hpp"
+#include "probe/host_bench.hpp"
+#include "probe/storage_bench.hpp"
+#include "probe/sysfs.hpp"
+
+namespace ftb::probe {
+namespace {
+
+void add_gpu_warnings(ProbeReport& r) {
+    for (const auto& g : r.gpus) {
+        std::string id = fmt::format("gpu{} ({})", g.index, g.name);
+        // Read under load (after the copies), so a gen below the maximum is a real down-training,
+        // not the idle power-saving state.
+        if (g.pcie_max_gen > 0 && g.pcie_gen > 0 && g.h2d_GBps && g.pcie_gen < g.pcie_max_gen)
+            r.warnings.push_back(fmt::format("pcie: {} link at gen{} under load, the GPU supports gen{}", id, g.pcie_gen, g.pcie_max_gen));
+        if (g.pcie_max_width > 0 && g.pcie_width > 0 && g.pcie_width < g.pcie_max_width)
+            r.warnings.push_back(fmt::format("pcie: {} link at x{}, the GPU supports x{}", id, g.pcie_width, g.pcie_max_width));
+        if (g.h2d_GBps && g.pcie_gen > 0 && g.pcie_width > 0) {
+            double link = pcie_link_GBps(g.pcie_gen, g.pcie_width);
+            // Well-configured PCIe hosts reach 75-85 % of the link in pinned copies (DESIGN.md: PCIe 5.0 x16
+            // ~64 GB/s, measured 35-53 GB/s); below half points at the root port, IOMMU or a shared switch.
+            if (link > 0 && g.h2d_GBps->median() < 0.5 * link)
+                r.warnings.push_back(fmt::format("pcie: {} pinned H2D {:.1f} GB/s is under half of its gen{} x{} link ({:.1f} GB/s)",
+                                                 id, g.h2d_GBps->median(), g.pcie_gen, g.pcie_width, link));
+        }
+        for (const auto& t : g.throttle_names)
+            if (t != "sync_boost" && t != "display_clock")
+                r.warnings.push_back(fmt::format("gpu: {} clocks held back: {}", id, t));
+        if (g.ecc_uncorrected && *g.ecc_uncorrected > 0)
+            r.warnings.push_back(fmt::format("gpu: {} has {} uncorrected ECC errors since the driver loaded", id, *g.ecc_uncorrected));
+    }
+}
+
+}  // namespace
+
+std::string catalog_gpu_name(const std::string& device_name, double memory_bytes) {
+    std::string n = device_name;
+    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    // NVML device names as the driver reports them (nvidia-smi -L), mapped to CONTRACT.md catalog names.
+    if (has("GH200")) return "gh200";
+    if (has("GB200")) return "gb200";
+    if (has("B200")) return "b200";
+    if (has("H200")) return has("NVL") ? "h200-nvl" : "h200-sxm";
+    if (has("H100")) return has("NVL") ? "h100-nvl" : has("PCIE") ? "h100-pcie" : "h100-sxm";
+    if (has("A100")) {
+        bool big = memory_bytes > 60 * gib;
+        if (has("PCIE")) return big ? "a100-pcie-80gb" : "a100-pcie-40gb";
+        return big ? "a100-sxm-80gb" : "a100-sxm-40gb";
+    }
+    if (has("V100") && has("SXM") && memory_bytes > 20 * gib) return "v100-sxm-32gb";
+    if (has("L40S")) return "l40s";
+    if (n.size() >= 3 && n.compare(n.size() - 3, 3, " L4") == 0) return "l4";
+    if (has("RTX 4090")) return "rtx-4090";
+    if (has("RTX 3090")) return "rtx-3090";
+    if (has("RTX A6000")) return "rtx-a6000";
+    return {};
+}
+
+ProbeReport run_probe(const ProbeOptions& opt) {
+    auto t0 = std::chrono::steady_clock::now();
+    ProbeReport r;
+    char host[256] = {0};
+    if (::gethostname(host, sizeof host - 1) == 0) r.hostname = host;
+    r.host = read_host_info(opt.sysfs_root);
+    r.pci_devices = read_pci_devices(opt.sysfs_root);
+    for (auto& w : pcie_warnings(r.pci_devices)) r.warnings.push_back(std::move(w));
+
+    if (opt.host_bench) {
+        HostBenchOptions hb;
+        hb.threads = opt.threads;
+        if (opt.quick) {
+            hb.triad_repetitions = 5;
+            hb.gemm_repetitions = 3;
+            hb.gemm_min_seconds = 0.03;
+        }
+        r.host_bench = run_host_bench(r.host, hb);
+        if (!r.host_bench.bf16) r.skipped.push_back("host bf16 matmul: " + r.host_bench.bf16_skipped_reason);
+        if (!r.host_bench.fp32) r.skipped.push_back("host fp32 matmul: ftbound was built without a BLAS");
+    } else {
+        r.skipped.push_back("host benchmarks: turned off");
+    }
+
+    if (opt.storage) {
+        StorageBenchOptions so;
+        if (opt.quick) {
+            so.file_bytes = 64.0 * 1024 * 1024;
+            so.repetitions = 2;
+        }
+        r.storage = run_storage_bench(opt.storage_dir, so);
+        if (!r.storage.measured) r.skipped.push_back("storage: " + r.storage.skipped_reason);
+        else if (r.storage.page_cache_resident_fraction > 0.01)
+            r.warnings.push_back(fmt::format("storage: {:.0f} % of the test file stayed in the page cache; "
+                                             "the filesystem may ignore O_DIRECT and the figures may be cache speed",
+                                             100 * r.storage.page_cache_resident_fraction));
+    } else {
+        r.storage.dir = opt.storage_dir;
+        r.storage.skipped_reason = "turned off";
+        r.skipped.push_back("storage: turned off");
+    }
+
+    if (opt.gpu) {
+        size_t pci_gpus = std::count_if(r.pci_devices.begin(), r.pci_devices.end(), [](auto& d) { return d.is_gpu(); });
+        NvmlResult nvml = read_nvml();
+        if (!nvml.available) {
+            r.skipped.push_back("gpu: " + nvml.skipped_reason +
+                                (pci_gpus ? fmt::format("; {} GPU(s) seen on PCIe", pci_gpus) : std::string()));
+        } else if (nvml.gpus.empty()) {
+            r.skipped.push_back("gpu: NVML reports no GPU");
+        } else {
+            r.gpus = std::move(nvml.gpus);
+            CudaProbeResult cuda = run_cuda_probe(r, opt.quick);
+            if (!cuda.ran) r.skipped.push_back("gpu measurements: " + cuda.skipped_reason);
+            // PCIe state and clock-event reasons read again right after the load.
+            NvmlResult after = read_nvml();
+            for (auto& g : r.gpus)
+                for (const auto& a : after.gpus)
+                    if (!g.pci_address.empty() && a.pci_address == g.pci_address) {
+                        g.pcie_gen = a.pcie_gen;
+                        g.pcie_width = a.pcie_width;
+                        g.throttle_reasons = a.throttle_reasons;
+                        g.throttle_names = a.throttle_names;
+                    }
+        }
+        for (auto& g : r.gpus)
+            for (const auto& d : r.pci_devices)
+                if (d.address == g.pci_address) g.numa_node = d.numa_node;
+        add_gpu_warnings(r);
+    } else {
+        r.skipped.push_back("gpu: turned off");
+    }
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+}
+
+}  // namespace ftb::probe

@@ -1,0 +1,460 @@
+// Printers of a ProbeReport: JSON (CONTRACT.md keys), text tables, and a system file for the planner.
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "ftbound/units.hpp"
+#include "probe/probe.hpp"
+#include "probe/sysfs.hpp"
+
+namespace ftb::probe {
+namespace {
+
+using nlohmann::json;
+
+json value_or_null(const std::optional<Measurement>& m) {
+    return m && m->valid() ? json(m->median()) : json(nullptr);
+}
+json value_or_null(const Measurement& m) { return m.valid() ? json(m.median()) : json(nullptr); }
+
+void add_samples(json& samples, const std::string& key, const std::optional<Measurement>& m) {
+    if (m && m->valid()) samples[key] = m->samples;
+}
+
+std::string pci_id(uint16_t v) { return fmt::format("{:04x}", v); }
+
+json gpu_json(const GpuInfo& g, json& samples) {
+    json j;
+    j["index"] = g.index;
+    j["name"] = g.name;
+    std::string cat = catalog_gpu_name(g.name, g.memory_bytes);
+    j["catalog_name"] = cat.empty() ? json(nullptr) : json(cat);
+    j["pci_address"] = g.pci_address;
+    j["numa_node"] = g.numa_node;
+    j["memory_bytes"] = g.memory_bytes;
+    j["pcie"] = {{"gen", g.pcie_gen}, {"width", g.pcie_width}, {"max_gen", g.pcie_max_gen}, {"max_width", g.pcie_max_width}};
+    j["h2d_GBps"] = value_or_null(g.h2d_GBps);
+    j["d2h_GBps"] = value_or_null(g.d2h_GBps);
+    j["h2d_pageable_GBps"] = value_or_null(g.h2d_pageable_GBps);
+    j["d2h_pageable_GBps"] = value_or_null(g.d2h_pageable_GBps);
+    j["hbm_GBps"] = value_or_null(g.hbm_GBps);
+    j["h2d_latency_us"] = value_or_null(g.h2d_latency_us);
+    j["tflops"] = {{"fp32", value_or_null(g.tflops.fp32)}, {"tf32", value_or_null(g.tflops.tf32)},
+                   {"bf16", value_or_null(g.tflops.bf16)}, {"fp16", value_or_null(g.tflops.fp16)},
+                   {"fp8", value_or_null(g.tflops.fp8)}};
+    json shapes = json::object();
+    for (const auto& [shape, m] : g.gemm_shapes) shapes[shape] = m.median();
+    j["gemm_tflops_by_shape"] = shapes;
+    j["power_limit_w"] = g.power_limit_w > 0 ? json(g.power_limit_w) : json(nullptr);
+    j["clocks_mhz"] = {{"sm", g.sm_clock_mhz}, {"sm_max", g.sm_clock_max_mhz}, {"memory", g.mem_clock_mhz}};
+    j["throttle_reasons"] = g.throttle_names;
+    j["ecc"] = {{"corrected", g.ecc_corrected ? json(*g.ecc_corrected) : json(nullptr)},
+                {"uncorrected", g.ecc_uncorrected ? json(*g.ecc_uncorrected) : json(nullptr)}};
+    std::string p = fmt::format("gpus[{}].", g.index);
+    add_samples(samples, p + "h2d_GBps", g.h2d_GBps);
+    add_samples(samples, p + "d2h_GBps", g.d2h_GBps);
+    add_samples(samples, p + "h2d_pageable_GBps", g.h2d_pageable_GBps);
+    add_samples(samples, p + "d2h_pageable_GBps", g.d2h_pageable_GBps);
+    add_samples(samples, p + "hbm_GBps", g.hbm_GBps);
+    add_samples(samples, p + "h2d_latency_us", g.h2d_latency_us);
+    for (const auto& [shape, m] : g.gemm_shapes) samples[p + "gemm_tflops." + shape] = m.samples;
+    return j;
+}
+
+// ---- text tables ----
+struct Row {
+    std::string figure, value, samples;
+};
+
+std::string fmt_value(double v, const char* unit) {
+    if (!std::isfinite(v)) return "-";
+    return fmt::format("{:.{}f} {}", v, std::fabs(v) >= 100 ? 0 : std::fabs(v) >= 10 ? 1 : 2, unit);
+}
+std::string fmt_samples(const Measurement& m) {
+    if (!m.valid()) return "";
+    auto [lo, hi] = std::minmax_element(m.samples.begin(), m.samples.end());
+    return fmt::format("n={} min {:.3g} max {:.3g}", m.samples.size(), *lo, *hi);
+}
+Row measured_row(const std::string& figure, const std::optional<Measurement>& m, const char* unit) {
+    if (!m || !m->valid()) return {figure, "not measured", ""};
+    return {figure, fmt_value(m->median(), unit), fmt_samples(*m)};
+}
+
+void table(std::string& out, const std::string& title, const std::vector<Row>& rows) {
+    size_t w0 = 6, w1 = 5;
+    for (const auto& r : rows) w0 = std::max(w0, r.figure.size()), w1 = std::max(w1, r.value.size());
+    out += title + "\n";
+    out += fmt::format("  {:<{}}  {:>{}}  {}\n", "figure", w0, "value", w1, "samples");
+    for (const auto& r : rows) out += fmt::format("  {:<{}}  {:>{}}  {}\n", r.figure, w0, r.value, w1, r.samples);
+    out += "\n";
+}
+
+std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
+
+// ---- system file ----
+std::string today() {
+    std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+    return buf;
+}
+
+std::string read_first_line(const std::string& path) {
+    std::ifstream in(path);
+    std::string s;
+    std::getline(in, s);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\n')) s.pop_back();
+    return s;
+}
+
+int socket_of_node(const HostInfo& h, int node) {
+    if (node < 0 || static_cast<size_t>(node) >= h.numa_node_socket.size()) return 0;
+    return h.numa_node_socket[static_cast<size_t>(node)];
+}
+
+double round_to(double v, int digits) {
+    double p = std::pow(10.0, digits);
+    return std::round(v * p) / p;
+}
+
+}  // namespace
+
+json to_json(const ProbeReport& r) {
+    json j;
+    json samples = json::object();
+    j["hostname"] = r.hostname;
+    const auto& h = r.host;
+    const auto& hb = r.host_bench;
+    j["host"] = {
+        {"cpu_model", h.cpu_model},
+        {"vendor", h.vendor},
+        {"sockets", h.sockets},
+        {"cores", h.cores},
+        {"logical_cpus", h.logical_cpus},
+        {"numa_nodes", h.numa_nodes},
+        {"memory_bytes", h.memory_bytes},
+        {"memory_bandwidth_GBps", value_or_null(hb.memory_bandwidth_GBps)},
+        {"fp32_tflops", hb.fp32 ? value_or_null(hb.fp32->tflops) : json(nullptr)},
+        {"bf16_tflops", hb.bf16 ? value_or_null(hb.bf16->tflops) : json(nullptr)},
+        {"threads", hb.threads},
+        {"triad_array_bytes", hb.array_bytes},
+        {"fp32_method", hb.fp32 ? json(hb.fp32->method) : json(nullptr)},
+        {"fp32_matrix_size", hb.fp32 ? json(hb.fp32->size) : json(nullptr)},
+        {"bf16_method", hb.bf16 ? json(hb.bf16->method) : json(nullptr)},
+        {"bf16_matrix_size", hb.bf16 ? json(hb.bf16->size) : json(nullptr)},
+        {"has_avx512_bf16", h.has_avx512_bf16},
+        {"has_amx_bf16", h.has_amx_bf16},
+    };
+    if (hb.memory_bandwidth_GBps.valid()) samples["host.memory_bandwidth_GBps"] = hb.memory_bandwidth_GBps.samples;
+    if (hb.fp32) samples["host.fp32_tflops"] = hb.fp32->tflops.samples;
+    if (hb.bf16) samples["host.bf16_tflops"] = hb.bf16->tflops.samples;
+
+    const auto& s = r.storage;
+    j["storage"] = {
+        {"dir", s.dir},
+        {"measured", s.measured},
+        {"read_GBps", s.measured ? value_or_null(s.read_GBps) : json(nullptr)},
+        {"write_GBps", s.measured ? value_or_null(s.write_GBps) : json(nullptr)},
+        {"method", "O_DIRECT sequential, fdatasync after writes"},
+        {"file_bytes", s.file_bytes},
+        {"block_bytes", s.block_bytes},
+        {"io_threads", s.io_threads},
+        {"page_cache_resident_fraction", s.page_cache_resident_fraction},
+        {"skipped_reason", s.skipped_reason.empty() ? json(nullptr) : json(s.skipped_reason)},
+    };
+    if (s.measured) {
+        samples["storage.read_GBps"] = s.read_GBps.samples;
+        samples["storage.write_GBps"] = s.write_GBps.samples;
+    }
+
+    json pcie = json::array();
+    for (const auto& d : r.pci_devices) {
+        std::string kind = pci_class_name(d);
+        if (kind == "other" && d.max_link_gen == 0) continue;
+        pcie.push_back({{"address", d.address}, {"kind", kind}, {"class", fmt::format("{:06x}", d.class_code)},
+                        {"vendor", pci_id(d.vendor_id)}, {"device", pci_id(d.device_id)}, {"numa_node", d.numa_node},
+                        {"gen", d.link_gen}, {"width", d.link_width}, {"max_gen", d.max_link_gen},
+                        {"max_width", d.max_link_width}, {"downtrained", d.link_downtrained()},
+                        {"link_GBps", pcie_link_GBps(d.link_gen, d.link_width)}});
+    }
+    j["pcie"] = pcie;
+
+    json gpus = json::array();
+    for (const auto& g : r.gpus) gpus.push_back(gpu_json(g, samples));
+    j["gpus"] = gpus;
+    json peers = json::array();
+    for (const auto& p : r.peer_copies) {
+        peers.push_back({{"src", p.src}, {"dst", p.dst}, {"peer_access", p.peer_access}, {"GBps", p.GBps.median()}});
+        samples[fmt::format("gpu_to_gpu[{}->{}].GBps", p.src, p.dst)] = p.GBps.samples;
+    }
+    j["gpu_to_gpu"] = peers;
+    json colls = json::array();
+    for (const auto& c : r.collectives) {
+        colls.push_back({{"op", c.op}, {"bytes", c.bytes}, {"gpus", c.gpus}, {"busbw_GBps", c.busbw_GBps.median()}});
+        samples[fmt::format("collectives.{}.busbw_GBps", c.op)] = c.busbw_GBps.samples;
+    }
+    j["collectives"] = colls;
+    j["warnings"] = r.warnings;
+    j["skipped"] = r.skipped;
+    j["samples"] = samples;
+    j["wall_seconds"] = r.wall_seconds;
+    return j;
+}
+
+std::string to_text(const ProbeReport& r) {
+    std::string out;
+    const auto& h = r.host;
+    const auto& hb = r.host_bench;
+    std::vector<Row> host_rows = {
+        {"cpu", h.cpu_model, ""},
+        {"sockets / cores / cpus", fmt::format("{} / {} / {}", h.sockets, h.cores, h.logical_cpus), ""},
+        {"numa nodes", std::to_string(h.numa_nodes), ""},
+        {"memory", gib(h.memory_bytes), ""},
+    };
+    host_rows.push_back(measured_row(fmt::format("memory bandwidth (triad, {} threads)", hb.threads),
+                                     hb.memory_bandwidth_GBps.valid() ? std::optional<Measurement>(hb.memory_bandwidth_GBps) : std::nullopt,
+                                     "GB/s"));
+    host_rows.push_back(hb.fp32 ? measured_row(fmt::format("fp32 matmul ({}, n={})", hb.fp32->method, hb.fp32->size), hb.fp32->tflops, "TFLOP/s")
+                                : Row{"fp32 matmul", "not measured", ""});
+    host_rows.push_back(hb.bf16 ? measured_row(fmt::format("bf16 matmul ({}, n={})", hb.bf16->method, hb.bf16->size), hb.bf16->tflops, "TFLOP/s")
+                                : Row{"bf16 matmul", "none", hb.bf16_skipped_reason});
+    table(out, "host" + (r.hostname.empty() ? std::string() : " " + r.hostname), host_rows);
+
+    const auto& s = r.storage;
+    std::vector<Row> storage_rows;
+    if (s.measured) {
+        storage_rows.push_back(measured_row("sequential read (O_DIRECT)", s.read_GBps, "GB/s"));
+        storage_rows.push_back(measured_row("sequential write (O_DIRECT + fdatasync)", s.write_GBps, "GB/s"));
+        storage_rows.push_back({"file / block / threads",
+                                fmt::format("{:.0f} MiB / {:.0f} MiB / {}", s.file_bytes / kMiB, s.block_bytes / kMiB, s.io_threads), ""});
+        storage_rows.push_back({"left in page cache", fmt::format("{:.1f} %", 100 * s.page_cache_resident_fraction), ""});
+    } else {
+        storage_rows.push_back({"storage", "not measured", s.skipped_reason});
+    }
+    table(out, "storage " + s.dir, storage_rows);
+
+    for (const auto& g : r.gpus) {
+        std::vector<Row> rows = {
+            {"name", g.name, g.pci_address},
+            {"memory", gib(g.memory_bytes), ""},
+            {"numa node", std::to_string(g.numa_node), ""},
+            {"pcie link", fmt::format("gen{} x{} (max gen{} x{})", g.pcie_gen, g.pcie_width, g.pcie_max_gen, g.pcie_max_width), ""},
+            {"power limit", g.power_limit_w > 0 ? fmt_value(g.power_limit_w, "W") : "-", ""},
+            {"sm clock", fmt::format("{:.0f} / {:.0f} MHz", g.sm_clock_mhz, g.sm_clock_max_mhz), ""},
+        };
+        rows.push_back(measured_row("h2d pinned", g.h2d_GBps, "GB/s"));
+        rows.push_back(measured_row("d2h pinned", g.d2h_GBps, "GB/s"));
+        rows.push_back(measured_row("h2d pageable", g.h2d_pageable_GBps, "GB/s"));
+        rows.push_back(measured_row("d2h pageable", g.d2h_pageable_GBps, "GB/s"));
+        rows.push_back(measured_row("h2d latency (4 B)", g.h2d_latency_us, "us"));
+        rows.push_back(measured_row("hbm (d2d copy, read+write)", g.hbm_GBps, "GB/s"));
+        for (const auto& [shape, m] : g.gemm_shapes) rows.push_back(measured_row("gemm " + shape, m, "TFLOP/s"));
+        if (g.ecc_uncorrected)
+            rows.push_back({"ecc (corrected / uncorrected)", fmt::format("{} / {}", g.ecc_corrected.value_or(0), *g.ecc_uncorrected), ""});
+        std::string throttles;
+        for (const auto& t : g.throttle_names) throttles += (throttles.empty() ? "" : ", ") + t;
+        rows.push_back({"throttle reasons", throttles.empty() ? "none" : throttles, ""});
+        table(out, fmt::format("gpu{}", g.index), rows);
+    }
+    if (!r.peer_copies.empty()) {
+        std::vector<Row> rows;
+        for (const auto& p : r.peer_copies)
+            rows.push_back(measured_row(fmt::format("gpu{} -> gpu{}{}", p.src, p.dst, p.peer_access ? "" : " (via host)"), p.GBps, "GB/s"));
+        table(out, "gpu to gpu copies", rows);
+    }
+    if (!r.collectives.empty()) {
+        std::vector<Row> rows;
+        for (const auto& c : r.collectives)
+            rows.push_back(measured_row(fmt::format("{} busbw ({} GPUs, {:.0f} MiB)", c.op, c.gpus, c.bytes / kMiB), c.busbw_GBps, "GB/s"));
+        table(out, "nccl", rows);
+    }
+    std::vector<Row> pci_rows;
+    for (const auto& d : r.pci_devices) {
+        std::string kind = pci_class_name(d);
+        if (kind == "other") continue;
+        pci_rows.push_back({fmt::format("{} {}", kind, d.address),
+                            d.max_link_gen ? fmt::format("gen{} x{} / gen{} x{}", d.link_gen, d.link_width, d.max_link_gen, d.max_link_width) : "no link info",
+                            fmt::format("numa {}", d.numa_node)});
+    }
+    if (!pci_rows.empty()) table(out, "pcie devices (current / max)", pci_rows);
+    for (const auto& w : r.warnings) out += "warning: " + w + "\n";
+    for (const auto& s2 : r.skipped) out += "skipped: " + s2 + "\n";
+    out += fmt::format("probe took {:.1f} s\n", r.wall_seconds);
+    return out;
+}
+
+std::string to_system_yaml(const ProbeReport& r) {
+    const auto& h = r.host;
+    const auto& hb = r.host_bench;
+    int sockets = std::max(1, h.sockets);
+    std::vector<std::string> measured;
+    YAML::Emitter y;
+    y.SetDoublePrecision(6);  // figures are rounded already; this keeps 10.61 from printing as 10.6099999
+    y << YAML::BeginMap;
+    std::string host = r.hostname.empty() ? "localhost" : r.hostname;
+    y << YAML::Key << "name" << YAML::Value << "probed-" + host;
+    std::string vendor = read_first_line("/sys/class/dmi/id/sys_vendor");
+    y << YAML::Key << "vendor" << YAML::Value << (vendor.empty() ? std::string("unknown") : vendor);
+    bool cpu_only = r.gpus.empty();
+
+    if (!cpu_only) {
+        const GpuInfo& g = r.gpus.front();  // a node's GPUs are one part (SystemSpec: one device per node)
+        y << YAML::Key << "gpu" << YAML::Value << YAML::BeginMap;
+        std::string base = catalog_gpu_name(g.name, g.memory_bytes);
+        if (!base.empty()) y << YAML::Key << "base" << YAML::Value << base;
+        y << YAML::Key << "memory" << YAML::Value << static_cast<uint64_t>(g.memory_bytes);
+        // The slowest GPU's figure stands for all: one weak GPU paces a synchronous job.
+        auto slowest = [&](auto get) {
+            std::optional<double> v;
+            for (const auto& x : r.gpus)
+                if (const std::optional<Measurement>& m = get(x); m && m->valid()) v = v ? std::min(*v, m->median()) : m->median();
+            return v;
+        };
+        if (auto bw = slowest([](const GpuInfo& x) -> const std::optional<Measurement>& { return x.hbm_GBps; })) {
+            y << YAML::Key << "memory_bandwidth_GBps" << YAML::Value << round_to(*bw, 1);
+            measured.push_back("device.memory_bandwidth_GBps");
+        }
+        std::vector<std::pair<const char*, std::optional<double>>> rates = {
+            {"fp32", slowest([](const GpuInfo& x) -> const std::optional<Measurement>& { return x.tflops.fp32; })},
+            {"tf32", slowest([](const GpuInfo& x) -> const std::optional<Measurement>& { return x.tflops.tf32; })},
+            {"fp16", slowest([](const GpuInfo& x) -> const std::optional<Measurement>& { return x.tflops.fp16; })},
+            {"bf16", slowest([](const GpuInfo& x) -> const std::optional<Measurement>& { return x.tflops.bf16; })},
+            {"fp8", slowest([](const GpuInfo& x) -> const std::optional<Measurement>& { return x.tflops.fp8; })}};
+        bool any_rate = false;
+        for (auto& [k, v] : rates) any_rate |= v.has_value();
+        if (any_rate) {
+            y << YAML::Key << "tflops" << YAML::Value << YAML::Flow << YAML::BeginMap;
+            for (auto& [k, v] : rates)
+                if (v) {
+                    y << YAML::Key << k << YAML::Value << round_to(*v, 1);
+                    measured.push_back(std::string("device.tflops.") + k);
+                }
+            y << YAML::EndMap;
+        }
+        if (g.power_limit_w > 0) y << YAML::Key << "tdp_w" << YAML::Value << round_to(g.power_limit_w, 0);
+        if (g.pcie_max_gen > 0) y << YAML::Key << "host_link" << YAML::Value << fmt::format("pcie{}", g.pcie_max_gen);
+        y << YAML::EndMap;
+        y << YAML::Key << "gpus_per_node" << YAML::Value << static_cast<int>(r.gpus.size());
+    }
+
+    // The CPU as a devices/cpus mapping, per socket: the catalog may not know this part. Measured
+    // all-socket figures are divided evenly over the sockets.
+    y << YAML::Key << "cpu" << YAML::Value << YAML::BeginMap;
+    y << YAML::Key << "name" << YAML::Value << (h.cpu_model.empty() ? std::string("unknown-cpu") : h.cpu_model);
+    y << YAML::Key << "kind" << YAML::Value << "cpu";
+    y << YAML::Key << "vendor" << YAML::Value << (h.vendor.empty() ? std::string("unknown") : h.vendor);
+    y << YAML::Key << "cores" << YAML::Value << std::max(1, h.cores / sockets);
+    if (hb.memory_bandwidth_GBps.valid()) {
+        y << YAML::Key << "memory_bandwidth_GBps" << YAML::Value << round_to(hb.memory_bandwidth_GBps.median() / sockets, 2);
+        measured.push_back("host_cpu.memory_bandwidth_GBps");
+    }
+    if (hb.fp32 || hb.bf16 || hb.memory_bandwidth_GBps.valid()) {
+        y << YAML::Key << "tflops" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        if (hb.fp32) {
+            y << YAML::Key << "fp32" << YAML::Value << round_to(hb.fp32->tflops.median() / sockets, 4);
+            measured.push_back("host_cpu.tflops.fp32");
+        }
+        // 0 = no bf16 path (data/README.md); a measured rate otherwise.
+        y << YAML::Key << "bf16" << YAML::Value << (hb.bf16 ? round_to(hb.bf16->tflops.median() / sockets, 4) : 0.0);
+        if (hb.bf16) measured.push_back("host_cpu.tflops.bf16");
+        y << YAML::EndMap;
+    }
+    y << YAML::EndMap;
+    y << YAML::Key << "sockets" << YAML::Value << sockets;
+    y << YAML::Key << "cpu_only" << YAML::Value << cpu_only;
+    y << YAML::Key << "host_memory" << YAML::Value << static_cast<uint64_t>(h.memory_bytes);
+    if (r.storage.measured) {
+        y << YAML::Key << "storage" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        y << YAML::Key << "read_GBps" << YAML::Value << round_to(r.storage.read_GBps.median(), 3);
+        y << YAML::Key << "write_GBps" << YAML::Value << round_to(r.storage.write_GBps.median(), 3);
+        y << YAML::EndMap;
+        measured.push_back("local_storage.read_GBps");
+        measured.push_back("local_storage.write_GBps");
+    }
+
+    // Components: sockets, GPUs (by CUDA index), NICs, NVMe drives, each on the socket of its NUMA node.
+    y << YAML::Key << "components" << YAML::Value << YAML::BeginSeq;
+    for (int sidx = 0; sidx < sockets; ++sidx)
+        y << YAML::Flow << YAML::BeginMap << YAML::Key << "id" << YAML::Value << fmt::format("cpu{}", sidx) << YAML::Key << "kind"
+          << YAML::Value << "cpu_socket" << YAML::Key << "socket" << YAML::Value << sidx << YAML::EndMap;
+    std::vector<const GpuInfo*> gpus;
+    for (const auto& g : r.gpus) gpus.push_back(&g);
+    std::sort(gpus.begin(), gpus.end(), [](auto* a, auto* b) { return a->index < b->index; });
+    for (size_t i = 0; i < gpus.size(); ++i)
+        y << YAML::Flow << YAML::BeginMap << YAML::Key << "id" << YAML::Value << fmt::format("gpu{}", i) << YAML::Key << "kind"
+          << YAML::Value << "gpu" << YAML::Key << "socket" << YAML::Value << socket_of_node(h, gpus[i]->numa_node) << YAML::EndMap;
+    int nics = 0, nvmes = 0;
+    std::vector<std::pair<std::string, const PciDevice*>> endpoints;
+    for (const auto& d : r.pci_devices) {
+        std::string id;
+        if (d.is_nic()) id = fmt::format("nic{}", nics++);
+        else if (d.is_nvme()) id = fmt::format("nvme{}", nvmes++);
+        else continue;
+        endpoints.emplace_back(id, &d);
+        y << YAML::Flow << YAML::BeginMap << YAML::Key << "id" << YAML::Value << id << YAML::Key << "kind" << YAML::Value
+          << (d.is_nic() ? "nic" : "nvme") << YAML::Key << "socket" << YAML::Value << socket_of_node(h, d.numa_node) << YAML::EndMap;
+    }
+    y << YAML::EndSeq;
+
+    // Links. GPU-host links carry the measured pinned copy rate (the slower direction); GPU-GPU links
+    // the measured peer copy rate; NIC and NVMe links the PCIe rate of their trained link.
+    y << YAML::Key << "links" << YAML::Value << YAML::BeginSeq;
+    auto inline_link = [&](const std::string& a, const std::string& b, double bw, std::optional<double> latency_us, std::optional<double> achievable) {
+        y << YAML::Flow << YAML::BeginMap << YAML::Key << "a" << YAML::Value << a << YAML::Key << "b" << YAML::Value << b;
+        y << YAML::Key << "link" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        y << YAML::Key << "bandwidth_GBps" << YAML::Value << round_to(bw, 2);
+        if (latency_us) y << YAML::Key << "latency_us" << YAML::Value << round_to(*latency_us, 2);
+        if (achievable) y << YAML::Key << "achievable_fraction" << YAML::Value << *achievable;
+        y << YAML::EndMap << YAML::EndMap;
+    };
+    for (size_t i = 0; i < gpus.size(); ++i) {
+        const GpuInfo& g = *gpus[i];
+        std::string a = fmt::format("gpu{}", i), b = fmt::format("cpu{}", socket_of_node(h, g.numa_node));
+        if (g.h2d_GBps && g.d2h_GBps) {
+            // Measured: the achievable rate itself, so achievable_fraction is 1.
+            inline_link(a, b, std::min(g.h2d_GBps->median(), g.d2h_GBps->median()),
+                        g.h2d_latency_us ? std::optional<double>(g.h2d_latency_us->median()) : std::nullopt, 1.0);
+            measured.push_back(fmt::format("links.{}-{}.bandwidth_GBps", a, b));
+        } else if (g.pcie_max_gen > 0) {
+            y << YAML::Flow << YAML::BeginMap << YAML::Key << "a" << YAML::Value << a << YAML::Key << "b" << YAML::Value << b
+              << YAML::Key << "link" << YAML::Value << fmt::format("pcie{}", g.pcie_max_gen) << YAML::EndMap;
+        }
+    }
+    std::map<std::pair<int, int>, double> peer;  // slower direction of each pair
+    std::map<std::pair<int, int>, bool> direct;
+    for (const auto& p : r.peer_copies) {
+        auto key = std::minmax(p.src, p.dst);
+        auto it = peer.find(key);
+        peer[key] = it == peer.end() ? p.GBps.median() : std::min(it->second, p.GBps.median());
+        direct[key] = p.peer_access;
+    }
+    for (const auto& [key, bw] : peer) {
+        if (!direct[key]) continue;  // staged through the host: the GPU-CPU links already describe that path
+        std::string a = fmt::format("gpu{}", key.first), b = fmt::format("gpu{}", key.second);
+        inline_link(a, b, bw, std::nullopt, 1.0);
+        measured.push_back(fmt::format("links.{}-{}.bandwidth_GBps", a, b));
+    }
+    for (const auto& [id, d] : endpoints) {
+        double bw = pcie_link_GBps(d->link_gen, d->link_width);
+        if (bw <= 0) continue;
+        inline_link(id, fmt::format("cpu{}", socket_of_node(h, d->numa_node)), bw, std::nullopt, std::nullopt);
+    }
+    y << YAML::EndSeq;
+
+    y << YAML::Key << "measured_fields" << YAML::Value << YAML::BeginSeq;
+    for (const auto& m : measured) y << m;
+    y << YAML::EndSeq;
+    y << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
+    y << fmt::format("ftbound probe on {}, {}: fields in measured_fields are medians of the samples taken then", host, today());
+    y << "NIC and NVMe links: PCIe signalling rate of the trained link (PCIe base specification), not measured";
+    y << YAML::EndSeq;
+    y << YAML::EndMap;
+    return std::string("# Written by `ftbound probe --out`. Use it as `hardware.system: ./THIS_FILE.yaml`.\n") + y.c_str() + "\n";
+}
+
+}  // namespace ftb::probe

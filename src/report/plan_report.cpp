@@ -1,0 +1,169 @@
+#include "report/plan_report.hpp"
+
+#include <fmt/format.h>
+
+#include "report/table.hpp"
+
+namespace ftb {
+
+using OJson = nlohmann::ordered_json;
+
+OJson memory_json(const MemoryResult& m) {
+    OJson j;
+    j["allocated_peak_bytes"] = m.allocated_peak_bytes;
+    j["reserved_peak_bytes"] = m.reserved_peak_bytes;
+    j["device_used_bytes"] = m.device_used_bytes;
+    j["capacity_bytes"] = m.capacity_bytes;
+    j["fits"] = m.fits;
+    j["breakdown"] = {{"weights", m.breakdown.weights_bytes},         {"gradients", m.breakdown.gradients_bytes},
+                      {"optimizer", m.breakdown.optimizer_bytes},     {"activations", m.breakdown.activations_bytes},
+                      {"logits", m.breakdown.logits_bytes},           {"temporary", m.breakdown.temporary_bytes},
+                      {"overhead", m.breakdown.overhead_bytes}};
+    j["peak_phase"] = to_string(m.peak_phase);
+    j["peak_stage"] = m.peak_stage;
+    j["host_bytes"] = m.host_bytes;
+    j["host_capacity_bytes"] = m.host_capacity_bytes;
+    j["host_fits"] = m.host_fits;
+    j["cuda_context_bytes"] = m.cuda_context_bytes;
+    j["comm_buffer_bytes"] = m.comm_buffer_bytes;
+    j["allocator_overhead_bytes"] = m.allocator_overhead_bytes;
+    j["params"] = {{"total", m.total_params}, {"trainable", m.trainable_params}, {"per_gpu", m.params_per_gpu}};
+    j["tokens_per_micro_batch"] = m.tokens_per_micro_batch;
+    j["in_flight_micro_batches"] = m.in_flight_micro_batches;
+    const LayerActivationBytes& a = m.layer_activation_per_token;
+    j["block_activation_bytes_per_token"] = {{"norms", a.norms}, {"projection_inputs", a.projections_in},
+                                             {"attention", a.attention}, {"ffn", a.ffn},
+                                             {"dropout_masks", a.dropout_masks}, {"total", a.total()}};
+    return j;
+}
+
+OJson plan_json(const Job& job, const Plan& plan) {
+    OJson j;
+    j["job"] = job.spec.file;
+    j["model"] = job.model.name;
+    j["system"] = job.system.name;
+    j["gpus"] = job.system.total_devices();
+    j["memory"] = memory_json(plan.memory);
+    j["limits"] = {{"max_micro_batch", plan.max_micro_batch}, {"max_seq_len", plan.max_seq_len}};
+    const TimeResult& t = plan.time;
+    OJson breakdown = OJson::array();
+    for (const auto& p : t.breakdown)
+        breakdown.push_back({{"phase", p.phase}, {"seconds", p.seconds}, {"resource", to_string(p.resource)}});
+    j["step"] = {{"seconds", t.step_seconds}, {"breakdown", breakdown}, {"kernels_per_gpu", t.kernels_per_step}};
+    j["throughput"] = {{"tokens_per_step", t.tokens_per_step},
+                       {"tokens_per_second", t.tokens_per_second},
+                       {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
+                       {"mfu", t.mfu},
+                       {"hfu", t.hfu},
+                       {"model_flops_per_step", t.model_flops_per_step},
+                       {"hardware_flops_per_step", t.hardware_flops_per_step}};
+    j["bottleneck"] = {{"resource", to_string(t.bottleneck)}, {"share", t.bottleneck_share}, {"why", t.bottleneck_sentence}};
+    OJson weak = OJson::array();
+    for (const auto& w : plan.weak_points) weak.push_back({{"resource", to_string(w.resource)}, {"what", w.what}, {"impact", w.impact}});
+    j["weak_points"] = weak;
+    j["time_to_train_seconds"] = t.time_to_train_seconds ? OJson(*t.time_to_train_seconds) : OJson(nullptr);
+    OJson fixes = OJson::array();
+    for (const auto& f : plan.fixes)
+        fixes.push_back({{"what", f.what}, {"set", f.set}, {"device_used_bytes", f.memory.device_used_bytes},
+                         {"fits", f.memory.fits}});
+    j["fits_with"] = fixes;
+    return j;
+}
+
+std::string memory_verdict(const Job& job, const MemoryResult& m) {
+    const double gib = 1073741824.0;
+    const std::string who = job.system.cpu_only ? "per socket" : "per GPU";
+    if (m.fits && !m.host_fits)
+        return fmt::format("FITS on the GPUs ({:.1f} of {:.1f} GiB {}), but the host needs {:.1f} GiB of RAM and has {:.1f} GiB",
+                           m.device_used_bytes / gib, m.capacity_bytes / gib, who, m.host_bytes / gib,
+                           m.host_capacity_bytes / gib);
+    if (m.fits)
+        return fmt::format("FITS: {:.1f} of {:.1f} GiB {} ({:.0f}% used, peak in the {}{})", m.device_used_bytes / gib,
+                           m.capacity_bytes / gib, who, 100.0 * m.device_used_bytes / m.capacity_bytes,
+                           to_string(m.peak_phase),
+                           job.spec.parallel.pp > 1 ? fmt::format(" of pipeline stage {}", m.peak_stage) : "");
+    return fmt::format("DOES NOT FIT: needs {:.1f} GiB {}, the {} has {:.1f} GiB ({:.1f} GiB over, peak in the {})",
+                       m.device_used_bytes / gib, who, job.system.device.name, m.capacity_bytes / gib,
+                       (m.device_used_bytes - m.capacity_bytes) / gib, to_string(m.peak_phase));
+}
+
+std::string plan_text(const Job& job, const Plan& plan) {
+    const MemoryResult& m = plan.memory;
+    const JobSpec& js = job.spec;
+    std::string out;
+    out += fmt::format("ftbound plan: {}\n", js.file);
+    out += fmt::format("  model   {} ({}, {} params, {} trainable)\n", job.model.name, job.model.architecture,
+                       fmt_count(m.total_params), fmt_count(m.trainable_params));
+    out += fmt::format("  method  {} / {} {} / {} / micro-batch {} x {} tokens, global batch {} (accumulation {})\n",
+                       to_string(js.train.method), to_string(js.train.precision),
+                       js.train.weights == WeightsMode::mixed ? "mixed" : "pure", to_string(js.train.optimizer),
+                       js.train.micro_batch, js.train.seq_len, js.train.global_batch, js.grad_accumulation());
+    out += fmt::format("  layout  tp {} pp {} cp {} dp {} ep {}, ZeRO {}, recompute {}, attention {}, loss {}, framework {}\n",
+                       js.parallel.tp, js.parallel.pp, js.parallel.cp, js.parallel.dp, js.parallel.ep, js.parallel.zero,
+                       to_string(js.train.recompute), to_string(js.train.attention), to_string(js.train.loss),
+                       js.train.framework);
+    out += fmt::format("  system  {}: {} x {} per node, {} node{}\n\n", job.system.name, job.system.devices_per_node,
+                       job.system.device.name, job.system.nodes, job.system.nodes > 1 ? "s" : "");
+
+    TextTable t({"memory at the peak (" + std::string(to_string(m.peak_phase)) + ")", "bytes", "share"},
+                {false, true, true});
+    const double used = m.device_used_bytes > 0 ? m.device_used_bytes : 1;
+    auto row = [&](const char* name, double b) { t.add({name, fmt_bytes(b), fmt_percent(b / used)}); };
+    row("weights", m.breakdown.weights_bytes);
+    row("gradients", m.breakdown.gradients_bytes);
+    row("optimizer states", m.breakdown.optimizer_bytes);
+    row("activations", m.breakdown.activations_bytes);
+    row("logits and loss", m.breakdown.logits_bytes);
+    row("temporary", m.breakdown.temporary_bytes);
+    t.add_rule();
+    t.add({"allocated peak (torch max_memory_allocated)", fmt_bytes(m.allocated_peak_bytes), ""});
+    t.add({"reserved peak (torch max_memory_reserved)", fmt_bytes(m.reserved_peak_bytes), ""});
+    t.add({"+ CUDA context and communicator buffers", fmt_bytes(m.cuda_context_bytes + m.comm_buffer_bytes), ""});
+    t.add({"device used (nvidia-smi)", fmt_bytes(m.device_used_bytes), fmt_percent(m.device_used_bytes / m.capacity_bytes)});
+    t.add({"capacity", fmt_bytes(m.capacity_bytes), ""});
+    if (m.host_bytes > 0)
+        t.add({"host RAM per node (offload, pinned buffers)", fmt_bytes(m.host_bytes),
+               m.host_capacity_bytes > 0 ? fmt_percent(m.host_bytes / m.host_capacity_bytes) : "host size unknown"});
+    out += t.str("  ");
+    out += "\n  " + memory_verdict(job, m) + "\n";
+    out += fmt::format("  limits: largest micro-batch that fits {}; longest sequence at micro-batch {}: {} tokens{}\n",
+                       plan.max_micro_batch, js.train.micro_batch, plan.max_seq_len,
+                       plan.max_seq_len > job.model.max_positions && job.model.max_positions > 0
+                           ? fmt::format(" (beyond the model's {} trained positions)", job.model.max_positions)
+                           : "");
+    const TimeResult& tm = plan.time;
+    out += fmt::format("\n  step: {} per optimizer step ({} micro-batch{} per GPU), {:.0f} tokens/s ({:.0f} per GPU), MFU {:.1f}%, HFU {:.1f}%\n",
+                       fmt_seconds(tm.step_seconds), js.grad_accumulation(), js.grad_accumulation() > 1 ? "es" : "",
+                       tm.tokens_per_second, tm.tokens_per_second_per_gpu, 100 * tm.mfu, 100 * tm.hfu);
+    TextTable st({"where the step goes", "seconds", "share", "resource"}, {false, true, true, false});
+    for (const auto& p : tm.breakdown)
+        st.add({p.phase, fmt_seconds(p.seconds), fmt_percent(p.seconds / tm.step_seconds), to_string(p.resource)});
+    out += st.str("  ");
+    out += "\n  bottleneck: " + tm.bottleneck_sentence + "\n";
+    if (!plan.weak_points.empty()) {
+        out += "  weak points (each resource made 2x better, re-scheduled):\n";
+        for (const auto& w : plan.weak_points) {
+            if (w.resource == Resource::memory_capacity)
+                out += fmt::format("    - {}: {:.0f}% of the GPU memory left\n", w.what, 100 * w.impact);
+            else
+                out += fmt::format("    - {} ({}): step {:.2f}x faster\n", w.what, to_string(w.resource), w.impact);
+        }
+    }
+    if (tm.time_to_train_seconds)
+        out += fmt::format("  time to train {} tokens x {} epochs: {}\n", fmt_count(js.data.tokens), js.data.epochs,
+                           fmt_seconds(*tm.time_to_train_seconds));
+    if (!plan.fixes.empty()) {
+        out += "\n  what would make it fit (each re-planned):\n";
+        for (const auto& f : plan.fixes) {
+            std::string sets;
+            for (const auto& s : f.set) sets += " --set " + s;
+            out += fmt::format("    - {}: {} per GPU{}\n", f.what, fmt_bytes(f.memory.device_used_bytes),
+                               sets.empty() ? "" : "  [" + sets.substr(1) + "]");
+        }
+    } else if (!m.fits) {
+        out += "\n  no single change or combination of up to three changes tried makes it fit: more or larger GPUs are needed\n";
+    }
+    return out;
+}
+
+}  // namespace ftb

@@ -1,0 +1,15 @@
+// Printers for a plan: the contract's JSON document and the terminal report.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "ftbound/plan.hpp"
+
+namespace ftb {
+
+nlohmann::ordered_json memory_json(const MemoryResult& m);
+nlohmann::ordered_json plan_json(const Job& job, const Plan& plan);
+std::string plan_text(const Job& job, const Plan& plan);
+std::string memory_verdict(const Job& job, const MemoryResult& m);
+
+}  // namespace ftb

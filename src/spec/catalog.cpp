@@ -1,0 +1,331 @@
+#include "spec/catalog.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "ftbound/error.hpp"
+#include "spec/hf_config.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ftb {
+namespace {
+
+std::string section_dir(const std::string& section) {
+    if (section == "gpus") return "devices/gpus";
+    if (section == "cpus") return "devices/cpus";
+    return section;
+}
+
+std::string section_ext(const std::string& section) { return section == "models" ? ".json" : ".yaml"; }
+
+std::string exe_relative_data_dir() {
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) return {};
+    buf[n] = 0;
+    fs::path exe(buf);
+    return (exe.parent_path().parent_path() / "share" / "ftbound" / "data").string();
+}
+
+PeakTflops read_tflops(const Fields& f) {
+    f.reject_unknown({"fp32", "tf32", "fp16", "bf16", "fp8"});
+    PeakTflops t;
+    t.fp32 = f.get_number("fp32", 0, 1e6).value_or(0);
+    t.tf32 = f.get_number("tf32", 0, 1e6).value_or(0);
+    t.fp16 = f.get_number("fp16", 0, 1e6).value_or(0);
+    t.bf16 = f.get_number("bf16", 0, 1e6).value_or(0);
+    t.fp8 = f.get_number("fp8", 0, 1e6).value_or(0);
+    return t;
+}
+
+
+ComponentKind parse_component_kind(const Fields& f) {
+    auto k = f.get_choice("kind", {"gpu", "cpu_socket", "pcie_switch", "nic", "nvswitch", "nvme"});
+    if (!k) f.fail("kind", "missing");
+    if (*k == "gpu") return ComponentKind::gpu;
+    if (*k == "cpu_socket") return ComponentKind::cpu_socket;
+    if (*k == "pcie_switch") return ComponentKind::pcie_switch;
+    if (*k == "nic") return ComponentKind::nic;
+    if (*k == "nvswitch") return ComponentKind::nvswitch;
+    return ComponentKind::nvme;
+}
+
+}  // namespace
+
+bool looks_like_path(const std::string& s) {
+    return s.find(".yaml") != std::string::npos || s.find(".yml") != std::string::npos ||
+           s.find(".json") != std::string::npos || s.rfind("./", 0) == 0 || s.rfind("/", 0) == 0 ||
+           s.rfind("../", 0) == 0;
+}
+
+const Catalog& Catalog::instance() {
+    static const Catalog cat = [] {
+        if (const char* env = std::getenv("FTBOUND_DATA"); env && *env) return Catalog(env);
+        if (fs::exists(fs::path(FTBOUND_DATA_DIR) / "README.md")) return Catalog(FTBOUND_DATA_DIR);
+        return Catalog(exe_relative_data_dir());
+    }();
+    return cat;
+}
+
+Catalog::Catalog(std::string data_dir) : data_dir_(std::move(data_dir)) {}
+
+std::vector<std::string> Catalog::names(const std::string& section) const {
+    std::vector<std::string> out;
+    fs::path dir = fs::path(data_dir_) / section_dir(section);
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return out;
+    const std::string ext = section_ext(section);
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+        if (!it->is_regular_file() || it->path().extension() != ext) continue;
+        std::string rel = fs::relative(it->path(), dir).string();
+        out.push_back(rel.substr(0, rel.size() - ext.size()));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::string Catalog::path_of(const std::string& section, const std::string& name) const {
+    return (fs::path(data_dir_) / section_dir(section) / (name + section_ext(section))).string();
+}
+
+std::string Catalog::resolve(const std::string& section, const std::string& name, const InputSite& site,
+                             const char* what) const {
+    if (name.find("..") == std::string::npos) {
+        std::string p = path_of(section, name);
+        std::error_code ec;
+        if (fs::is_regular_file(p, ec)) return p;
+    }
+    auto all = names(section);
+    // Model ids are case-insensitive on the Hub; accept a case-only difference.
+    for (const auto& n : all) {
+        if (n.size() == name.size() &&
+            std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) { return std::tolower(a) == std::tolower(b); }))
+            return path_of(section, n);
+    }
+    std::string hint = did_you_mean(name, all);
+    throw InputError(site.file, site.field,
+                     std::string("unknown ") + what + " '" + name + "'" +
+                         (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; `ftbound catalog " +
+                         (section == "cpus" || section == "links" ? "" : section) + "` lists the known names");
+}
+
+ModelSpec Catalog::model(const std::string& name_or_path, const InputSite& site) const {
+    std::string path;
+    std::error_code ec;
+    if (looks_like_path(name_or_path) && fs::is_regular_file(name_or_path, ec)) path = name_or_path;
+    else if (looks_like_path(name_or_path) && name_or_path.find(".json") != std::string::npos)
+        throw InputError(site.file, site.field, "model config '" + name_or_path + "' not found");
+    else path = resolve("models", name_or_path, site, "model");
+    Json doc = load_document(path);
+    return model_from_hf_config(Fields(doc, path, ""), name_or_path);
+}
+
+DeviceSpec Catalog::read_device(const Fields& f, DeviceKind kind) const {
+    f.reject_unknown({"name", "kind", "vendor", "memory", "memory_bandwidth_GBps", "tflops", "sm_count", "tdp_w",
+                      "idle_w", "host_link", "cuda_context_bytes", "cores", "base_ghz", "all_core_turbo_ghz",
+                      "memory_channels", "pcie_lanes", "pcie_gen", "sources", "notes", "architecture",
+                      "memory_type", "form_factor", "base", "nvlink_GBps", "boost_ghz", "l2_cache_bytes", "released"});
+    DeviceSpec d;
+    d.kind = kind;
+    d.name = f.get_string("name").value_or("");
+    d.vendor = f.get_string("vendor").value_or("");
+    d.memory_bytes = f.get_size_bytes("memory").value_or(0);
+    d.memory_bandwidth_GBps = f.get_number("memory_bandwidth_GBps", 0, 1e6).value_or(0);
+    if (f.has("tflops")) d.peak_tflops = read_tflops(f.child("tflops"));
+    d.sm_count = static_cast<int>(f.get_int("sm_count", 0, 100000).value_or(0));
+    d.tdp_w = f.get_number("tdp_w", 0, 1e5).value_or(0);
+    d.idle_w = f.get_number("idle_w", 0, 1e5).value_or(0);
+    d.host_link = f.get_string("host_link").value_or(kind == DeviceKind::gpu ? "pcie5" : "");
+    d.cuda_context_bytes = f.get_size_bytes("cuda_context_bytes").value_or(0);
+    d.cores = static_cast<int>(f.get_int("cores", 0, 100000).value_or(0));
+    d.base_ghz = f.get_number("all_core_turbo_ghz", 0, 20).value_or(f.get_number("base_ghz", 0, 20).value_or(0));
+    d.memory_channels = static_cast<int>(f.get_int("memory_channels", 0, 64).value_or(0));
+    if (kind == DeviceKind::gpu) {
+        if (d.memory_bytes <= 0) f.fail("memory", "a GPU needs its memory size (e.g. 80GiB)");
+        if (d.memory_bandwidth_GBps <= 0) f.fail("memory_bandwidth_GBps", "a GPU needs its memory bandwidth");
+    } else {
+        if (d.cores <= 0) f.fail("cores", "a CPU needs its core count");
+        if (d.memory_bandwidth_GBps <= 0) f.fail("memory_bandwidth_GBps", "a CPU needs its DDR bandwidth");
+    }
+    return d;
+}
+
+LinkSpec Catalog::read_link(const Fields& f) const {
+    f.reject_unknown({"name", "bandwidth_GBps", "latency_us", "achievable_fraction", "sources", "notes", "lanes",
+                      "generation", "count"});
+    LinkSpec l;
+    l.name = f.get_string("name").value_or("inline");
+    auto bw = f.get_number("bandwidth_GBps", 0, 1e6);
+    if (!bw) f.fail("bandwidth_GBps", "missing (GB/s per direction)");
+    l.bandwidth_GBps = *bw;
+    l.latency_us = f.get_number("latency_us", 0, 1e6).value_or(0);
+    l.achievable_fraction = f.get_number("achievable_fraction", 0, 1).value_or(1.0);
+    return l;
+}
+
+NetworkSpec Catalog::read_network(const Fields& f) const {
+    LinkSpec l = read_link(f);
+    return NetworkSpec{l.name, l.bandwidth_GBps, l.latency_us, l.achievable_fraction};
+}
+
+DeviceSpec Catalog::gpu(const std::string& name, const InputSite& site) const {
+    std::string p = resolve("gpus", name, site, "GPU");
+    Json doc = load_document(p);
+    return read_device(Fields(doc, p, ""), DeviceKind::gpu);
+}
+
+DeviceSpec Catalog::cpu(const std::string& name, const InputSite& site) const {
+    std::string p = resolve("cpus", name, site, "CPU");
+    Json doc = load_document(p);
+    return read_device(Fields(doc, p, ""), DeviceKind::cpu);
+}
+
+LinkSpec Catalog::link(const std::string& name, const InputSite& site) const {
+    std::string p = resolve("links", name, site, "link");
+    Json doc = load_document(p);
+    return read_link(Fields(doc, p, ""));
+}
+
+NetworkSpec Catalog::network(const std::string& name, const InputSite& site) const {
+    std::string p = resolve("networks", name, site, "network fabric");
+    Json doc = load_document(p);
+    return read_network(Fields(doc, p, ""));
+}
+
+SystemSpec Catalog::system(const std::string& name_or_path, const InputSite& site) const {
+    std::string path;
+    std::error_code ec;
+    if (looks_like_path(name_or_path)) {
+        if (!fs::is_regular_file(name_or_path, ec))
+            throw InputError(site.file, site.field, "system file '" + name_or_path + "' not found");
+        path = name_or_path;
+    } else {
+        path = resolve("systems", name_or_path, site, "system");
+    }
+    Json doc = load_document(path);
+    SystemSpec s = read_system(Fields(doc, path, ""));
+    if (s.name.empty()) s.name = name_or_path;
+    return s;
+}
+
+SystemSpec Catalog::read_system(const Fields& f) const {
+    f.reject_unknown({"name", "vendor", "gpu", "gpus_per_node", "cpu", "sockets", "cpu_only", "host_memory",
+                      "inter_node", "storage", "power", "node_base_power_w", "components", "links", "sources",
+                      "notes", "measured_fields", "samples", "form_factor", "nvlink_bridges"});
+    SystemSpec s;
+    s.name = f.get_string("name").value_or("");
+    s.vendor = f.get_string("vendor").value_or("");
+    s.cpu_only = f.get_bool("cpu_only").value_or(false);
+    s.sockets = static_cast<int>(f.get_int("sockets", 1, 16).value_or(1));
+    auto device_field = [&](const char* key, DeviceKind kind) -> DeviceSpec {
+        const Json* v = f.raw(key);
+        if (!v) f.fail(key, "missing");
+        if (v->is_string())
+            return kind == DeviceKind::gpu ? gpu(v->get<std::string>(), {f.file(), f.path_of(key)})
+                                           : cpu(v->get<std::string>(), {f.file(), f.path_of(key)});
+        return read_device(f.child(key), kind);
+    };
+    s.host_cpu = device_field("cpu", DeviceKind::cpu);
+    if (s.cpu_only) {
+        if (f.has("gpu")) f.fail("gpu", "a cpu_only system has no GPUs");
+        s.device = s.host_cpu;
+        s.devices_per_node = s.sockets;
+    } else {
+        s.device = device_field("gpu", DeviceKind::gpu);
+        auto n = f.get_int("gpus_per_node", 1, 1024);
+        if (!n) f.fail("gpus_per_node", "missing");
+        s.devices_per_node = static_cast<int>(*n);
+    }
+    s.host_memory_bytes = f.get_size_bytes("host_memory").value_or(0);
+    if (s.host_memory_bytes <= 0) f.fail("host_memory", "missing (host RAM per node, e.g. 1024GiB)");
+    if (f.has("inter_node")) {
+        const Json* v = f.raw("inter_node");
+        s.inter_node = v->is_string() ? network(v->get<std::string>(), {f.file(), f.path_of("inter_node")})
+                                      : read_network(f.child("inter_node"));
+    }
+    if (f.has("storage")) {
+        Fields st = f.child("storage");
+        st.reject_unknown({"read_GBps", "write_GBps", "drives", "notes", "sources"});
+        s.local_storage.read_GBps = st.get_number("read_GBps", 0, 1e5).value_or(0);
+        s.local_storage.write_GBps = st.get_number("write_GBps", 0, 1e5).value_or(0);
+    }
+    if (f.has("power")) {
+        Fields p = f.child("power");
+        p.reject_unknown({"psu_count", "psu_watts", "redundancy", "notes", "sources"});
+        s.power.count = static_cast<int>(p.get_int("psu_count", 1, 64).value_or(0));
+        s.power.watts_each = p.get_number("psu_watts", 1, 1e5).value_or(0);
+        s.power.redundancy = p.get_choice("redundancy", {"none", "n+1", "n+2", "n+n"}).value_or("none");
+        s.power.redundant = s.power.redundancy == "n+1"   ? 1
+                            : s.power.redundancy == "n+2" ? 2
+                            : s.power.redundancy == "n+n" ? s.power.count / 2
+                                                          : 0;
+        if (s.power.redundant >= s.power.count && s.power.count > 0)
+            p.fail("redundancy", "leaves no supply to carry the load");
+    }
+    s.node_base_power_w = f.get_number("node_base_power_w", 0, 1e5).value_or(0);
+    s.measured_fields = f.get_string_list("measured_fields");
+    s.sources = f.get_string_list("sources");
+
+    // Topology
+    std::vector<std::string> ids;
+    if (const Json* comps = f.raw("components")) {
+        if (!comps->is_array()) f.fail("components", "expected a list of {id, kind, socket}");
+        for (size_t i = 0; i < comps->size(); ++i) {
+            Fields c((*comps)[i], f.file(), f.path_of("components") + "[" + std::to_string(i) + "]");
+            c.reject_unknown({"id", "kind", "socket", "device", "notes", "lanes", "network"});
+            Component comp;
+            auto id = c.get_string("id");
+            if (!id) c.fail("id", "missing");
+            if (std::find(ids.begin(), ids.end(), *id) != ids.end()) c.fail("id", "'" + *id + "' appears twice");
+            comp.id = *id;
+            comp.kind = parse_component_kind(c);
+            comp.socket = static_cast<int>(c.get_int("socket", 0, 15).value_or(0));
+            ids.push_back(*id);
+            s.components.push_back(comp);
+        }
+    }
+    if (const Json* links = f.raw("links")) {
+        if (!links->is_array()) f.fail("links", "expected a list of {a, b, link}");
+        for (size_t i = 0; i < links->size(); ++i) {
+            Fields lf((*links)[i], f.file(), f.path_of("links") + "[" + std::to_string(i) + "]");
+            lf.reject_unknown({"a", "b", "link", "count", "notes"});
+            TopologyLink tl;
+            for (const char* end : {"a", "b"}) {
+                auto id = lf.get_string(end);
+                if (!id) lf.fail(end, "missing");
+                auto it = std::find(ids.begin(), ids.end(), *id);
+                if (it == ids.end()) lf.fail(end, "no component with id '" + *id + "'");
+                (end[0] == 'a' ? tl.a : tl.b) = static_cast<int>(it - ids.begin());
+            }
+            const Json* l = lf.raw("link");
+            if (!l) lf.fail("link", "missing");
+            tl.link = l->is_string() ? link(l->get<std::string>(), {lf.file(), lf.path_of("link")})
+                                     : read_link(lf.child("link"));
+            const int64_t count = lf.get_int("count", 1, 64).value_or(1);
+            tl.link.bandwidth_GBps *= static_cast<double>(count);
+            s.links.push_back(tl);
+        }
+    }
+    int gpus = 0;
+    for (const auto& c : s.components) gpus += c.kind == ComponentKind::gpu;
+    if (!s.cpu_only && !s.components.empty() && gpus != s.devices_per_node)
+        f.fail("components", std::to_string(gpus) + " gpu components but gpus_per_node is " +
+                                 std::to_string(s.devices_per_node));
+    for (int i = 0; i < gpus; ++i)
+        if (s.gpu_component(i) < 0) f.fail("components", "GPU ids must be gpu0..gpu" + std::to_string(gpus - 1));
+    return s;
+}
+
+int SystemSpec::gpu_component(int local_rank) const {
+    const std::string id = "gpu" + std::to_string(local_rank);
+    for (size_t i = 0; i < components.size(); ++i)
+        if (components[i].id == id && components[i].kind == ComponentKind::gpu) return static_cast<int>(i);
+    return -1;
+}
+
+}  // namespace ftb

@@ -1,0 +1,51 @@
+// The built-in catalog (data/): models, devices, links, networks, systems, framework profiles.
+// Entries are found by catalog name; names that look like paths are read as files.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ftbound/model_spec.hpp"
+#include "ftbound/system_spec.hpp"
+#include "spec/document.hpp"
+
+namespace ftb {
+
+// Where a reference appears in the user's input, for error messages.
+struct InputSite {
+    std::string file;
+    std::string field;
+};
+
+class Catalog {
+public:
+    // The data folder: $FTBOUND_DATA, else the source tree's data/ compiled in, else <exe>/../share/ftbound/data.
+    static const Catalog& instance();
+    explicit Catalog(std::string data_dir);
+
+    const std::string& data_dir() const { return data_dir_; }
+    // Names in one section: models, gpus, cpus, links, networks, systems, frameworks.
+    std::vector<std::string> names(const std::string& section) const;
+    std::string path_of(const std::string& section, const std::string& name) const;
+
+    ModelSpec model(const std::string& name_or_path, const InputSite& site) const;
+    DeviceSpec gpu(const std::string& name, const InputSite& site) const;
+    DeviceSpec cpu(const std::string& name, const InputSite& site) const;
+    LinkSpec link(const std::string& name, const InputSite& site) const;
+    NetworkSpec network(const std::string& name, const InputSite& site) const;
+    SystemSpec system(const std::string& name_or_path, const InputSite& site) const;
+
+    // Readers for one entry's fields (also used for inline mappings in job files).
+    DeviceSpec read_device(const Fields& f, DeviceKind kind) const;
+    LinkSpec read_link(const Fields& f) const;
+    NetworkSpec read_network(const Fields& f) const;
+    SystemSpec read_system(const Fields& f) const;
+
+private:
+    std::string resolve(const std::string& section, const std::string& name, const InputSite& site,
+                        const char* what) const;
+    std::string data_dir_;
+};
+
+bool looks_like_path(const std::string& s);
+
+}  // namespace ftb

@@ -1,0 +1,299 @@
+#include "spec/document.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "ftbound/error.hpp"
+
+namespace ftb {
+namespace {
+
+constexpr size_t kMaxInputBytes = 16u << 20;
+constexpr int kMaxDepth = 64;
+
+// YAML 1.2 core-schema resolution of a plain (unquoted) scalar.
+Json resolve_plain_scalar(const std::string& s) {
+    static const std::regex int_re(R"([-+]?[0-9]+)");
+    static const std::regex float_re(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
+    if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+    if (s == "true" || s == "True" || s == "TRUE") return true;
+    if (s == "false" || s == "False" || s == "FALSE") return false;
+    if (std::regex_match(s, int_re)) {
+        try {
+            return Json(static_cast<int64_t>(std::stoll(s)));
+        } catch (const std::out_of_range&) {
+            return Json(std::stod(s));
+        }
+    }
+    if (std::regex_match(s, float_re)) {
+        double v = std::stod(s);
+        if (std::isfinite(v)) return v;
+    }
+    return s;
+}
+
+Json to_json(const YAML::Node& n, const std::string& file, int depth) {
+    if (depth > kMaxDepth) throw InputError(file, "", "nesting deeper than 64 levels");
+    switch (n.Type()) {
+        case YAML::NodeType::Null:
+        case YAML::NodeType::Undefined:
+            return nullptr;
+        case YAML::NodeType::Scalar:
+            if (n.Tag() == "!") return n.Scalar();  // quoted: always a string
+            return resolve_plain_scalar(n.Scalar());
+        case YAML::NodeType::Sequence: {
+            Json arr = Json::array();
+            for (const auto& e : n) arr.push_back(to_json(e, file, depth + 1));
+            return arr;
+        }
+        case YAML::NodeType::Map: {
+            Json obj = Json::object();
+            for (const auto& kv : n) {
+                if (!kv.first.IsScalar()) throw InputError(file, "", "a mapping key is not a plain name");
+                const std::string key = kv.first.Scalar();
+                if (obj.contains(key)) throw InputError(file, key, "key appears twice");
+                obj[key] = to_json(kv.second, file, depth + 1);
+            }
+            return obj;
+        }
+    }
+    return nullptr;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t sub = prev[j - 1] + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1);
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+        }
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+std::string type_name(const Json& v) {
+    if (v.is_null()) return "null";
+    if (v.is_boolean()) return "a boolean";
+    if (v.is_number()) return "a number";
+    if (v.is_string()) return "a string";
+    if (v.is_array()) return "a list";
+    return "a mapping";
+}
+
+std::string show(const Json& v) {
+    std::string s = v.is_string() ? v.get<std::string>() : v.dump();
+    if (s.size() > 40) s = s.substr(0, 37) + "...";
+    return "'" + s + "'";
+}
+
+}  // namespace
+
+Json parse_yaml_text(const std::string& text, const std::string& file) {
+    if (text.find('\0') != std::string::npos) throw InputError(file, "", "not a text file (contains NUL bytes)");
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+        throw InputError(file, "", "malformed YAML/JSON at line " + std::to_string(e.mark.line + 1) + ", column " +
+                                       std::to_string(e.mark.column + 1) + ": " + e.msg);
+    } catch (const std::exception& e) {
+        throw InputError(file, "", std::string("malformed YAML/JSON: ") + e.what());
+    }
+    try {
+        return to_json(root, file, 0);
+    } catch (const YAML::Exception& e) {
+        throw InputError(file, "", std::string("malformed YAML/JSON: ") + e.msg);
+    }
+}
+
+std::string read_text_file(const std::string& path, const std::string& what) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path, "", "cannot open " + what + " (missing or unreadable)");
+    in.seekg(0, std::ios::end);
+    auto size = in.tellg();
+    if (size < 0) throw InputError(path, "", "cannot read " + what);
+    if (static_cast<size_t>(size) > kMaxInputBytes) throw InputError(path, "", what + " is larger than 16 MiB");
+    in.seekg(0);
+    std::string text(static_cast<size_t>(size), '\0');
+    in.read(text.data(), size);
+    if (!in) throw InputError(path, "", "cannot read " + what);
+    return text;
+}
+
+Json load_document(const std::string& path) { return parse_yaml_text(read_text_file(path, "file"), path); }
+
+void apply_override(Json& root, const std::string& assignment, const std::string& file) {
+    auto eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw InputError("--set", assignment, "expected KEY=VALUE with a dotted key, e.g. train.micro_batch=8");
+    std::string key = assignment.substr(0, eq);
+    Json value = parse_yaml_text(assignment.substr(eq + 1), "--set " + key);
+    if (!root.is_object()) throw InputError(file, "", "the job file is not a mapping");
+    Json* node = &root;
+    std::stringstream ss(key);
+    std::string part, path;
+    std::vector<std::string> parts;
+    while (std::getline(ss, part, '.')) {
+        if (part.empty()) throw InputError("--set", key, "empty component in the dotted key");
+        parts.push_back(part);
+    }
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+        Json& next = (*node)[parts[i]];
+        if (next.is_null()) next = Json::object();
+        if (!next.is_object())
+            throw InputError("--set", key, "'" + parts[i] + "' is " + type_name(next) + ", not a mapping");
+        node = &next;
+    }
+    (*node)[parts.back()] = value;
+}
+
+std::string did_you_mean(const std::string& key, const std::vector<std::string>& candidates) {
+    std::string best;
+    size_t best_d = std::max<size_t>(2, key.size() / 3) + 1;
+    for (const auto& c : candidates) {
+        size_t d = edit_distance(key, c);
+        if (d < best_d) best_d = d, best = c;
+    }
+    return best;
+}
+
+std::optional<double> parse_size_bytes(const std::string& text) {
+    static const std::regex re(R"(\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(TiB|TB|GiB|GB|MiB|MB|KiB|KB|B)?\s*)");
+    std::smatch m;
+    if (!std::regex_match(text, m, re)) return std::nullopt;
+    double v = std::stod(m[1].str());
+    std::string unit = m[2].str();
+    double mult = 1;
+    if (unit == "TiB") mult = 1099511627776.0;
+    else if (unit == "TB") mult = 1e12;
+    else if (unit == "GiB") mult = 1073741824.0;
+    else if (unit == "GB") mult = 1e9;
+    else if (unit == "MiB") mult = 1048576.0;
+    else if (unit == "MB") mult = 1e6;
+    else if (unit == "KiB") mult = 1024.0;
+    else if (unit == "KB") mult = 1e3;
+    double bytes = v * mult;
+    if (!std::isfinite(bytes)) return std::nullopt;
+    return bytes;
+}
+
+Fields::Fields(const Json& node, std::string file, std::string path)
+    : node_(node), file_(std::move(file)), path_(std::move(path)) {
+    if (!node_.is_object())
+        throw InputError(file_, path_.empty() ? "" : path_,
+                         (path_.empty() ? std::string("the document") : std::string("this field")) +
+                             " must be a mapping, found " + type_name(node_));
+}
+
+std::string Fields::path_of(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+bool Fields::has(const std::string& key) const { return node_.contains(key) && !node_.at(key).is_null(); }
+
+const Json* Fields::raw(const std::string& key) const { return has(key) ? &node_.at(key) : nullptr; }
+
+Fields Fields::child(const std::string& key) const {
+    if (!node_.contains(key)) fail(key, "missing");
+    return Fields(node_.at(key), file_, path_of(key));
+}
+
+void Fields::fail(const std::string& key, const std::string& reason) const {
+    throw InputError(file_, path_of(key), reason);
+}
+
+void Fields::reject_unknown(const std::vector<std::string>& allowed) const {
+    for (auto it = node_.begin(); it != node_.end(); ++it) {
+        if (std::find(allowed.begin(), allowed.end(), it.key()) != allowed.end()) continue;
+        std::string hint = did_you_mean(it.key(), allowed);
+        fail(it.key(), "unknown key" + (hint.empty() ? std::string() : " (did you mean '" + hint + "'?)"));
+    }
+}
+
+std::optional<int64_t> Fields::get_int(const std::string& key, int64_t min, int64_t max) const {
+    const Json* v = raw(key);
+    if (!v) return std::nullopt;
+    int64_t out;
+    if (v->is_number_integer()) {
+        out = v->get<int64_t>();
+    } else if (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>() &&
+               std::fabs(v->get<double>()) < 9e15) {
+        out = static_cast<int64_t>(v->get<double>());
+    } else {
+        fail(key, "expected a whole number, found " + type_name(*v) + " " + show(*v));
+    }
+    if (out < min || out > max)
+        fail(key, "out of range: " + std::to_string(out) + " (allowed " + std::to_string(min) + " to " +
+                      std::to_string(max) + ")");
+    return out;
+}
+
+std::optional<double> Fields::get_number(const std::string& key, double min, double max) const {
+    const Json* v = raw(key);
+    if (!v) return std::nullopt;
+    if (!v->is_number()) fail(key, "expected a number, found " + type_name(*v) + " " + show(*v));
+    double out = v->get<double>();
+    if (!std::isfinite(out) || out < min || out > max) {
+        std::ostringstream os;
+        os << "out of range: " << out << " (allowed " << min << " to " << max << ")";
+        fail(key, os.str());
+    }
+    return out;
+}
+
+std::optional<bool> Fields::get_bool(const std::string& key) const {
+    const Json* v = raw(key);
+    if (!v) return std::nullopt;
+    if (!v->is_boolean()) fail(key, "expected true or false, found " + type_name(*v) + " " + show(*v));
+    return v->get<bool>();
+}
+
+std::optional<std::string> Fields::get_string(const std::string& key) const {
+    const Json* v = raw(key);
+    if (!v) return std::nullopt;
+    if (v->is_string()) return v->get<std::string>();
+    if (v->is_number()) return v->dump();
+    fail(key, "expected a string, found " + type_name(*v));
+}
+
+std::optional<double> Fields::get_size_bytes(const std::string& key) const {
+    const Json* v = raw(key);
+    if (!v) return std::nullopt;
+    std::optional<double> bytes;
+    if (v->is_number()) bytes = v->get<double>();
+    else if (v->is_string()) bytes = parse_size_bytes(v->get<std::string>());
+    if (!bytes || *bytes < 0 || !std::isfinite(*bytes))
+        fail(key, "expected a size such as 80GiB, 96GB or a number of bytes, found " + show(*v));
+    return bytes;
+}
+
+std::optional<std::string> Fields::get_choice(const std::string& key, const std::vector<std::string>& choices) const {
+    auto s = get_string(key);
+    if (!s) return std::nullopt;
+    if (std::find(choices.begin(), choices.end(), *s) != choices.end()) return s;
+    std::string list;
+    for (const auto& c : choices) list += (list.empty() ? "" : " | ") + c;
+    std::string hint = did_you_mean(*s, choices);
+    fail(key, "'" + *s + "' is not one of " + list + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+}
+
+std::vector<std::string> Fields::get_string_list(const std::string& key) const {
+    const Json* v = raw(key);
+    if (!v) return {};
+    if (v->is_string()) return {v->get<std::string>()};
+    if (!v->is_array()) fail(key, "expected a list of names, found " + type_name(*v));
+    std::vector<std::string> out;
+    for (const auto& e : *v) {
+        if (!e.is_string()) fail(key, "expected a list of names; an entry is " + type_name(e));
+        out.push_back(e.get<std::string>());
+    }
+    return out;
+}
+
+}  // namespace ftb

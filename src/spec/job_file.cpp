@@ -1,0 +1,490 @@
+#include "spec/job_file.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+
+#include "ftbound/error.hpp"
+#include "spec/catalog.hpp"
+#include "spec/hf_config.hpp"
+#include "memory/training_setup.hpp"
+#include "system/topology.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ftb {
+namespace {
+
+template <typename E>
+E choose(const Fields& f, const std::string& key, const std::vector<std::pair<std::string, E>>& table,
+         const std::string& dflt) {
+    std::vector<std::string> names;
+    for (auto& [n, e] : table) names.push_back(n);
+    std::string v = f.get_choice(key, names).value_or(dflt);
+    for (auto& [n, e] : table)
+        if (n == v) return e;
+    f.fail(key, "default '" + dflt + "' is not a valid choice");  // a bug in a framework profile
+}
+
+const std::vector<std::pair<std::string, Method>> kMethods = {
+    {"full", Method::full}, {"lora", Method::lora}, {"qlora", Method::qlora}, {"freeze", Method::freeze}};
+const std::vector<std::pair<std::string, Precision>> kPrecisions = {{"fp32", Precision::fp32},
+                                                                    {"tf32", Precision::tf32},
+                                                                    {"fp16", Precision::fp16},
+                                                                    {"bf16", Precision::bf16},
+                                                                    {"fp8", Precision::fp8}};
+const std::vector<std::pair<std::string, Optimizer>> kOptimizers = {
+    {"adamw", Optimizer::adamw},       {"adamw_8bit", Optimizer::adamw_8bit},
+    {"paged_adamw_8bit", Optimizer::paged_adamw_8bit}, {"adam", Optimizer::adam},
+    {"sgd", Optimizer::sgd},           {"sgd_momentum", Optimizer::sgd_momentum},
+    {"adafactor", Optimizer::adafactor}, {"lion", Optimizer::lion}};
+const std::vector<std::pair<std::string, Recompute>> kRecompute = {
+    {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
+const std::vector<std::pair<std::string, Attention>> kAttention = {
+    {"flash", Attention::flash}, {"sdpa", Attention::sdpa}, {"eager", Attention::eager}};
+const std::vector<std::pair<std::string, LossImpl>> kLoss = {{"standard", LossImpl::standard},
+                                                             {"fp32_upcast", LossImpl::fp32_upcast},
+                                                             {"chunked", LossImpl::chunked},
+                                                             {"fused", LossImpl::fused}};
+const std::vector<std::pair<std::string, PipelineSchedule>> kSchedules = {
+    {"gpipe", PipelineSchedule::gpipe}, {"1f1b", PipelineSchedule::one_f_one_b},
+    {"interleaved", PipelineSchedule::interleaved}};
+const std::vector<std::pair<std::string, OffloadTarget>> kOffload = {
+    {"none", OffloadTarget::none}, {"cpu", OffloadTarget::cpu}, {"nvme", OffloadTarget::nvme}};
+const std::vector<std::pair<std::string, WeightsMode>> kWeights = {{"mixed", WeightsMode::mixed},
+                                                                   {"pure", WeightsMode::pure}};
+
+const std::vector<std::string> kFrameworks = {"generic",   "hf",     "deepspeed", "megatron",    "nemo",
+                                              "torchtitan", "torchtune", "llm-foundry", "litgpt", "unsloth",
+                                              "axolotl",   "llama-factory"};
+
+std::string base_dir(const std::string& file) {
+    fs::path p(file);
+    return p.has_parent_path() ? p.parent_path().string() : std::string(".");
+}
+
+// A path inside the job file is relative to the job file's folder.
+std::string relative_to(const std::string& file, const std::string& ref) {
+    if (ref.empty() || ref[0] == '/') return ref;
+    fs::path candidate = fs::path(base_dir(file)) / ref;
+    std::error_code ec;
+    if (fs::exists(candidate, ec)) return candidate.string();
+    return ref;
+}
+
+void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
+    t.reject_unknown({"method", "lora", "qlora", "freeze", "precision", "weights", "optimizer",
+                      "optimizer_in_backward", "micro_batch", "global_batch", "seq_len", "packing", "avg_seq_len",
+                      "activation_checkpointing", "attention", "loss", "compile", "framework"});
+    TrainSpec& tr = j.train;
+    tr.framework = fw.name;
+    tr.method = choose(t, "method", kMethods, "full");
+    tr.precision = choose(t, "precision", kPrecisions, "bf16");
+    tr.weights = choose(t, "weights", kWeights, fw.default_weights);
+    tr.optimizer = choose(t, "optimizer", kOptimizers, fw.default_optimizer);
+    tr.optimizer_in_backward = t.get_bool("optimizer_in_backward").value_or(false);
+    tr.micro_batch = t.get_int("micro_batch", 1, 1 << 20).value_or(1);
+    tr.global_batch = t.get_int("global_batch", 1, 1LL << 40).value_or(0);
+    auto seq = t.get_int("seq_len", 1, 1LL << 26);
+    if (!seq) t.fail("seq_len", "missing (tokens per sequence)");
+    tr.seq_len = *seq;
+    tr.packing = t.get_bool("packing").value_or(true);
+    tr.avg_seq_len = t.get_number("avg_seq_len", 1, 1e9).value_or(0);
+    if (tr.avg_seq_len > double(tr.seq_len))
+        t.fail("avg_seq_len", "larger than seq_len (" + std::to_string(tr.seq_len) + "): a sequence cannot hold more "
+                              "real tokens than its padded length");
+    tr.recompute = choose(t, "activation_checkpointing", kRecompute, "none");
+    tr.attention = choose(t, "attention", kAttention, fw.default_attention);
+    tr.loss = choose(t, "loss", kLoss, fw.default_loss);
+    tr.compile = t.get_bool("compile").value_or(false);
+
+    tr.lora.dropout = fw.default_lora_dropout;
+    if (t.has("lora")) {
+        Fields l = t.child("lora");
+        l.reject_unknown({"rank", "alpha", "targets", "dropout"});
+        tr.lora.rank = l.get_int("rank", 1, 1 << 16).value_or(16);
+        tr.lora.alpha = l.get_number("alpha", 0, 1e9).value_or(2.0 * double(tr.lora.rank));
+        tr.lora.dropout = l.get_number("dropout", 0, 0.99).value_or(tr.lora.dropout);
+        auto targets = l.get_string_list("targets");
+        tr.lora.all_linear = targets.empty() || (targets.size() == 1 && targets[0] == "all-linear");
+        if (!tr.lora.all_linear) tr.lora.targets = targets;
+    }
+    if (t.has("qlora")) {
+        Fields q = t.child("qlora");
+        q.reject_unknown({"bits", "double_quant"});
+        tr.qlora.bits = static_cast<int>(q.get_int("bits", 4, 8).value_or(4));
+        if (tr.qlora.bits != 4 && tr.qlora.bits != 8) q.fail("bits", "must be 4 (NF4) or 8 (LLM.int8)");
+        tr.qlora.double_quant = q.get_bool("double_quant").value_or(true);
+    }
+    if (t.has("freeze")) {
+        Fields fz = t.child("freeze");
+        fz.reject_unknown({"trainable_layers"});
+        tr.freeze_trainable_layers = fz.get_int("trainable_layers", 1, 1 << 20).value_or(2);
+    }
+    if ((tr.method == Method::lora || tr.method == Method::qlora) == false && t.has("lora") &&
+        tr.method != Method::freeze)
+        t.fail("lora", "given, but method is '" + std::string(to_string(tr.method)) + "' (use method: lora or qlora)");
+    if (tr.method != Method::qlora && t.has("qlora"))
+        t.fail("qlora", "given, but method is '" + std::string(to_string(tr.method)) + "'");
+}
+
+void read_parallel(const Fields& p, JobSpec& j, int64_t devices, bool& dp_auto) {
+    p.reject_unknown({"tp", "pp", "cp", "ep", "dp", "sequence_parallel", "zero", "pp_schedule", "virtual_stages"});
+    ParallelSpec& par = j.parallel;
+    par.tp = p.get_int("tp", 1, 1 << 16).value_or(1);
+    par.pp = p.get_int("pp", 1, 1 << 16).value_or(1);
+    par.cp = p.get_int("cp", 1, 1 << 16).value_or(1);
+    par.ep = p.get_int("ep", 1, 1 << 16).value_or(1);
+    dp_auto = true;
+    if (const Json* dp = p.raw("dp"); dp && !(dp->is_string() && dp->get<std::string>() == "auto")) {
+        par.dp = p.get_int("dp", 1, 1LL << 30).value_or(1);
+        dp_auto = false;
+    }
+    if (dp_auto) {
+        const int64_t model_parallel = par.tp * par.pp * par.cp;
+        if (devices % model_parallel != 0)
+            p.fail("dp", "auto: " + std::to_string(devices) + " GPUs are not divisible by tp*pp*cp = " +
+                             std::to_string(model_parallel));
+        par.dp = devices / model_parallel;
+    }
+    par.sequence_parallel = p.get_bool("sequence_parallel").value_or(false);
+    par.zero = static_cast<int>(p.get_int("zero", 0, 3).value_or(0));
+    par.pp_schedule = choose(p, "pp_schedule", kSchedules, "1f1b");
+    par.virtual_stages = p.get_int("virtual_stages", 1, 1024).value_or(1);
+}
+
+void read_offload(const Fields& o, JobSpec& j) {
+    o.reject_unknown({"optimizer", "params", "activations"});
+    j.offload.optimizer = choose(o, "optimizer", kOffload, "none");
+    j.offload.params = choose(o, "params", kOffload, "none");
+    j.offload.activations = choose(o, "activations", kOffload, "none");
+    if (j.offload.activations == OffloadTarget::nvme) o.fail("activations", "activations offload to nvme is not supported (none | cpu)");
+}
+
+DeviceSpec read_device_field(const Fields& h, const std::string& key, DeviceKind kind, const Catalog& cat) {
+    const Json* v = h.raw(key);
+    InputSite site{h.file(), h.path_of(key)};
+    if (v->is_string()) return kind == DeviceKind::gpu ? cat.gpu(v->get<std::string>(), site) : cat.cpu(v->get<std::string>(), site);
+    Fields g = h.child(key);
+    // A variant part: a catalog base with some fields replaced.
+    if (g.has("base")) {
+        g.reject_unknown({"base", "memory", "memory_bandwidth_GBps", "tflops", "tdp_w", "host_link", "sm_count",
+                          "idle_w", "name"});
+        DeviceSpec d = kind == DeviceKind::gpu ? cat.gpu(*g.get_string("base"), {g.file(), g.path_of("base")})
+                                               : cat.cpu(*g.get_string("base"), {g.file(), g.path_of("base")});
+        if (auto m = g.get_size_bytes("memory")) {
+            if (*m <= 0) g.fail("memory", "must be positive");
+            d.memory_bytes = *m;
+        }
+        if (auto bw = g.get_number("memory_bandwidth_GBps", 1, 1e6)) d.memory_bandwidth_GBps = *bw;
+        if (g.has("tflops")) {
+            Fields t = g.child("tflops");
+            t.reject_unknown({"fp32", "tf32", "fp16", "bf16", "fp8"});
+            d.peak_tflops.fp32 = t.get_number("fp32", 0, 1e6).value_or(d.peak_tflops.fp32);
+            d.peak_tflops.tf32 = t.get_number("tf32", 0, 1e6).value_or(d.peak_tflops.tf32);
+            d.peak_tflops.fp16 = t.get_number("fp16", 0, 1e6).value_or(d.peak_tflops.fp16);
+            d.peak_tflops.bf16 = t.get_number("bf16", 0, 1e6).value_or(d.peak_tflops.bf16);
+            d.peak_tflops.fp8 = t.get_number("fp8", 0, 1e6).value_or(d.peak_tflops.fp8);
+        }
+        if (auto w = g.get_number("tdp_w", 1, 1e5)) d.tdp_w = *w;
+        if (auto w = g.get_number("idle_w", 0, 1e5)) d.idle_w = *w;
+        if (auto l = g.get_string("host_link")) d.host_link = *l;
+        if (auto s = g.get_int("sm_count", 1, 100000)) d.sm_count = static_cast<int>(*s);
+        d.name = g.get_string("name").value_or(d.name + "*");
+        return d;
+    }
+    return cat.read_device(g, kind);
+}
+
+void read_hardware(const Fields& h, Job& job, const Catalog& cat) {
+    h.reject_unknown({"system", "gpu", "gpus_per_node", "intra_node", "host", "nodes", "inter_node"});
+    SystemSpec& s = job.system;
+    const int64_t nodes = h.get_int("nodes", 1, 1 << 20).value_or(1);
+    if (h.has("system")) {
+        if (h.has("intra_node")) h.fail("intra_node", "give either a system or a composed node (gpu, gpus_per_node, intra_node), not both");
+        if (h.has("host")) h.fail("host", "give either a system or a composed node, not both");
+        s = cat.system(relative_to(h.file(), *h.get_string("system")), {h.file(), h.path_of("system")});
+        if (h.has("gpu")) {
+            if (s.cpu_only) h.fail("gpu", "the system is a CPU-only server");
+            s.device = read_device_field(h, "gpu", DeviceKind::gpu, cat);
+        }
+        if (h.has("gpus_per_node")) h.fail("gpus_per_node", "fixed by the system '" + s.name + "'");
+    } else {
+        if (!h.has("gpu")) h.fail("system", "missing: name a catalog system, or compose one with gpu + gpus_per_node");
+        DeviceSpec gpu = read_device_field(h, "gpu", DeviceKind::gpu, cat);
+        const int64_t per_node = h.get_int("gpus_per_node", 1, 1024).value_or(1);
+        LinkSpec intra;
+        if (const Json* v = h.raw("intra_node"); v && v->is_string())
+            intra = cat.link(v->get<std::string>(), {h.file(), h.path_of("intra_node")});
+        else if (v)
+            intra = cat.read_link(h.child("intra_node"));
+        else
+            intra = cat.link(per_node > 1 ? gpu.host_link : "none", {h.file(), h.path_of("intra_node")});
+        DeviceSpec host_cpu;
+        int sockets = 2;
+        double host_memory = 0;
+        if (h.has("host")) {
+            Fields ho = h.child("host");
+            ho.reject_unknown({"cpu", "sockets", "memory"});
+            if (ho.has("cpu")) host_cpu = read_device_field(ho, "cpu", DeviceKind::cpu, cat);
+            sockets = static_cast<int>(ho.get_int("sockets", 1, 16).value_or(2));
+            host_memory = ho.get_size_bytes("memory").value_or(0);
+        }
+        if (host_cpu.name.empty()) host_cpu = cat.cpu("xeon-8480", {h.file(), h.path_of("host.cpu")});
+        // host_memory 0 = not stated: the report then cannot check offloaded state against host RAM and says so.
+        LinkSpec host_link = cat.link(gpu.host_link, {h.file(), h.path_of("gpu.host_link")});
+        LinkSpec socket_link = cat.link(host_cpu.vendor == "amd" ? "xgmi-epyc" : "upi-2.0", {h.file(), h.path_of("host.cpu")});
+        s = compose_system(gpu, static_cast<int>(per_node), intra, host_link, host_cpu, sockets, socket_link);
+        s.host_memory_bytes = host_memory;
+        s.name = gpu.name + " x" + std::to_string(per_node);
+    }
+    s.nodes = static_cast<int>(nodes);
+    if (h.has("inter_node")) {
+        const Json* v = h.raw("inter_node");
+        s.inter_node = v->is_string() ? cat.network(v->get<std::string>(), {h.file(), h.path_of("inter_node")})
+                                      : cat.read_network(h.child("inter_node"));
+    } else if (nodes > 1 && s.inter_node.bandwidth_GBps <= 0) {
+        h.fail("inter_node", "missing: " + std::to_string(nodes) + " nodes need the fabric between them (e.g. ib-ndr-400)");
+    }
+}
+
+void read_data(const Fields& d, JobSpec& j) {
+    d.reject_unknown({"tokens", "epochs"});
+    j.data.tokens = d.get_number("tokens", 0, 1e18).value_or(0);
+    j.data.epochs = d.get_number("epochs", 0, 1e6).value_or(1);
+}
+
+void read_ops(const Fields& o, JobSpec& j) {
+    o.reject_unknown({"price_per_gpu_hour", "price_per_node_hour", "electricity_per_kwh", "pue", "checkpoint_storage",
+                      "failures_per_gpu_hour", "restart_seconds"});
+    if (auto p = o.get_number("price_per_gpu_hour", 0, 1e6)) j.ops.price_per_gpu_hour = *p;
+    if (auto p = o.get_number("price_per_node_hour", 0, 1e7)) j.ops.price_per_node_hour = *p;
+    j.ops.electricity_per_kwh = o.get_number("electricity_per_kwh", 0, 100).value_or(j.ops.electricity_per_kwh);
+    j.ops.pue = o.get_number("pue", 1, 5).value_or(j.ops.pue);
+    if (const Json* c = o.raw("checkpoint_storage")) {
+        if (c->is_string()) {
+            j.ops.checkpoint_storage.kind = *o.get_choice("checkpoint_storage", {"nvme", "nfs", "object-store"});
+        } else {
+            Fields cs = o.child("checkpoint_storage");
+            cs.reject_unknown({"write_GBps"});
+            auto w = cs.get_number("write_GBps", 1e-6, 1e6);
+            if (!w) cs.fail("write_GBps", "missing");
+            j.ops.checkpoint_storage.kind = "custom";
+            j.ops.checkpoint_storage.write_GBps = *w;
+        }
+    }
+    if (auto f = o.get_number("failures_per_gpu_hour", 0, 1)) j.ops.failures_per_gpu_hour = *f;
+    j.ops.restart_seconds = o.get_number("restart_seconds", 0, 1e7).value_or(0);
+}
+
+bool targets_exist(const std::string& t) { return t == "lm_head" || lora_target_bits(t) != 0; }
+
+}  // namespace
+
+FrameworkProfile load_framework(const std::string& name, const std::string& file, const std::string& field) {
+    const Catalog& cat = Catalog::instance();
+    if (std::find(kFrameworks.begin(), kFrameworks.end(), name) == kFrameworks.end()) {
+        std::string hint = did_you_mean(name, kFrameworks);
+        throw InputError(file, field, "unknown framework '" + name + "'" +
+                                          (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+    }
+    std::string path = cat.path_of("frameworks", name);
+    Json doc = load_document(path);
+    Fields f(doc, path, "");
+    f.reject_unknown({"name", "defaults", "memory", "time", "sources", "notes"});
+    FrameworkProfile p;
+    p.name = name;
+    if (f.has("defaults")) {
+        Fields d = f.child("defaults");
+        d.reject_unknown({"weights", "attention", "loss", "optimizer", "lora_dropout"});
+        p.default_weights = d.get_string("weights").value_or(p.default_weights);
+        p.default_attention = d.get_string("attention").value_or(p.default_attention);
+        p.default_loss = d.get_string("loss").value_or(p.default_loss);
+        p.default_optimizer = d.get_string("optimizer").value_or(p.default_optimizer);
+        p.default_lora_dropout = d.get_number("lora_dropout", 0, 1).value_or(0);
+    }
+    if (f.has("memory")) {
+        Fields m = f.child("memory");
+        m.reject_unknown({"mixed_style", "mixed_grad_bytes", "optimizer_step", "ddp_gradient_buckets", "fused_qkv",
+                          "fused_norm", "zero3_live_layers", "zero_bucket_elements", "allocator_overhead_fraction",
+                          "nccl_buffer_bytes", "cross_entropy_live_copies", "qlora_quantizes_lm_head",
+                          "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation"});
+        p.mixed_style = m.get_choice("mixed_style", {"amp", "master"}).value_or("amp") == "master" ? MixedStyle::master
+                                                                                                : MixedStyle::amp;
+        p.mixed_grad_bytes = m.get_number("mixed_grad_bytes", 1, 8).value_or(4);
+        p.optimizer_step = m.get_choice("optimizer_step", {"foreach", "fused"}).value_or("foreach") == "fused"
+                               ? OptimizerStepImpl::fused
+                               : OptimizerStepImpl::foreach;
+        p.ddp_gradient_buckets = m.get_bool("ddp_gradient_buckets").value_or(false);
+        p.fused_qkv = m.get_bool("fused_qkv").value_or(false);
+        p.fused_norm = m.get_bool("fused_norm").value_or(false);
+        p.zero3_live_layers = static_cast<int>(m.get_int("zero3_live_layers", 0, 64).value_or(2));
+        p.zero_bucket_elements = m.get_number("zero_bucket_elements", 0, 1e12).value_or(5e8);
+        p.allocator_overhead_fraction = m.get_number("allocator_overhead_fraction", 0, 1).value_or(0.05);
+        p.nccl_buffer_bytes = m.get_size_bytes("nccl_buffer_bytes").value_or(0);
+        p.cross_entropy_live_copies = m.get_number("cross_entropy_live_copies", 1, 8).value_or(3);
+        p.qlora_quantizes_lm_head = m.get_bool("qlora_quantizes_lm_head").value_or(false);
+        p.fsdp_unit_mixes_frozen = m.get_bool("fsdp_unit_mixes_frozen").value_or(false);
+        p.fsdp_no_sync_accumulation = m.get_bool("fsdp_no_sync_accumulation").value_or(false);
+    }
+    if (f.has("time")) {
+        Fields t = f.child("time");
+        t.reject_unknown({"host_overhead_per_kernel_us"});
+        p.host_overhead_per_kernel_us = t.get_number("host_overhead_per_kernel_us", 0, 1e4).value_or(0);
+    }
+    p.sources = f.get_string_list("sources");
+    return p;
+}
+
+Job job_from_document(const Json& doc, const std::string& file) {
+    Fields root(doc, file, "");
+    root.reject_unknown({"model", "train", "parallel", "offload", "hardware", "data", "ops"});
+    const Catalog& cat = Catalog::instance();
+    Job job;
+    job.spec.file = file;
+
+    // Framework first: it supplies defaults for the train section.
+    std::string fw = "generic";
+    if (root.has("train")) {
+        Fields t = root.child("train");
+        fw = t.get_string("framework").value_or("generic");
+        job.framework = load_framework(fw, file, "train.framework");
+    } else {
+        root.fail("train", "missing (at least train.seq_len)");
+    }
+
+    const Json* m = root.raw("model");
+    if (!m) root.fail("model", "missing: a catalog name, a config.json path or an inline mapping");
+    if (m->is_string()) job.model = cat.model(relative_to(file, m->get<std::string>()), {file, "model"});
+    else job.model = model_from_hf_config(root.child("model"), "inline model");
+
+    read_train(root.child("train"), job.spec, job.framework);
+    if (!root.has("hardware")) root.fail("hardware", "missing: name a system or compose one (gpu, gpus_per_node)");
+    read_hardware(root.child("hardware"), job, cat);
+    bool dp_auto = true;
+    const int64_t devices = job.system.total_devices();
+    if (root.has("parallel")) read_parallel(root.child("parallel"), job.spec, devices, dp_auto);
+    else job.spec.parallel.dp = devices;
+    if (root.has("offload")) read_offload(root.child("offload"), job.spec);
+    if (root.has("data")) read_data(root.child("data"), job.spec);
+    if (root.has("ops")) read_ops(root.child("ops"), job.spec);
+    if (job.spec.train.global_batch == 0)
+        job.spec.train.global_batch = job.spec.train.micro_batch * job.spec.parallel.dp;
+    check_job(job);
+    return job;
+}
+
+void check_job(const Job& job) {
+    const JobSpec& j = job.spec;
+    const ParallelSpec& p = j.parallel;
+    const ModelSpec& m = job.model;
+    const std::string& file = j.file;
+    const int64_t devices = job.system.total_devices();
+    const int64_t product = p.tp * p.pp * p.cp * p.dp;
+    if (product != devices)
+        throw InputError(file, "parallel", "tp*pp*cp*dp = " + std::to_string(p.tp) + "*" + std::to_string(p.pp) + "*" +
+                                               std::to_string(p.cp) + "*" + std::to_string(p.dp) + " = " +
+                                               std::to_string(product) + ", but the hardware has " +
+                                               std::to_string(devices) + " GPUs");
+    const LayerSpec& l0 = m.layers.front();
+    if (l0.heads % p.tp != 0)
+        throw InputError(file, "parallel.tp", "tp=" + std::to_string(p.tp) + " does not divide the " +
+                                                  std::to_string(l0.heads) + " attention heads");
+    if (l0.kv_heads % p.tp != 0 && p.tp % l0.kv_heads != 0)
+        throw InputError(file, "parallel.tp", "tp=" + std::to_string(p.tp) + " and the " +
+                                                  std::to_string(l0.kv_heads) +
+                                                  " key/value heads: neither divides the other");
+    if (p.tp > 1 && l0.ffn_intermediate % p.tp != 0)
+        throw InputError(file, "parallel.tp", "tp=" + std::to_string(p.tp) + " does not divide the FFN width " +
+                                                  std::to_string(l0.ffn_intermediate));
+    if (p.pp > static_cast<int64_t>(m.num_layers()))
+        throw InputError(file, "parallel.pp", "pp=" + std::to_string(p.pp) + " exceeds the " +
+                                                  std::to_string(m.num_layers()) + " layers");
+    if (p.pp_schedule == PipelineSchedule::interleaved && p.virtual_stages > 1 &&
+        static_cast<int64_t>(m.num_layers()) < p.pp * p.virtual_stages)
+        throw InputError(file, "parallel.virtual_stages", "pp*virtual_stages exceeds the layer count");
+    if (j.train.seq_len % p.cp != 0)
+        throw InputError(file, "parallel.cp", "cp=" + std::to_string(p.cp) + " does not divide seq_len " +
+                                                  std::to_string(j.train.seq_len));
+    if (p.ep > 1) {
+        if (!m.is_moe()) throw InputError(file, "parallel.ep", "ep>1 needs a mixture-of-experts model");
+        int64_t experts = 0;
+        for (const auto& l : m.layers) experts = std::max(experts, l.experts);
+        if (experts % p.ep != 0)
+            throw InputError(file, "parallel.ep", "ep=" + std::to_string(p.ep) + " does not divide the " +
+                                                      std::to_string(experts) + " experts");
+        if ((p.dp * p.cp) % p.ep != 0)
+            throw InputError(file, "parallel.ep", "ep=" + std::to_string(p.ep) + " must divide dp*cp = " +
+                                                      std::to_string(p.dp * p.cp));
+    }
+    if (p.sequence_parallel && p.tp == 1)
+        throw InputError(file, "parallel.sequence_parallel", "needs tp > 1");
+    if (j.train.global_batch % (j.train.micro_batch * p.dp) != 0)
+        throw InputError(file, "train.global_batch",
+                         std::to_string(j.train.global_batch) + " is not a multiple of micro_batch*dp = " +
+                             std::to_string(j.train.micro_batch * p.dp));
+    if (j.train.method == Method::lora || j.train.method == Method::qlora) {
+        for (const auto& t : j.train.lora.targets)
+            if (!targets_exist(t)) {
+                const std::vector<std::string> names = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                                        "down_proj", "query_key_value", "dense", "dense_h_to_4h",
+                                                        "dense_4h_to_h", "c_attn", "c_proj", "c_fc", "Wqkv", "out_proj",
+                                                        "fc1", "fc2", "q", "k", "v", "o", "wi", "wi_0", "wi_1", "wo",
+                                                        "w1", "w2", "w3", "qkv_proj", "gate_up_proj", "lm_head"};
+                std::string hint = did_you_mean(t, names);
+                throw InputError(file, "train.lora.targets",
+                                 "'" + t + "' is not a linear layer name" +
+                                     (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+                                     "; use the model's HuggingFace module names (q_proj, v_proj, query_key_value, "
+                                     "wi_0, ...) or all-linear");
+            }
+    }
+    if (j.train.method == Method::freeze && j.train.freeze_trainable_layers > static_cast<int64_t>(m.num_layers()))
+        throw InputError(file, "train.freeze.trainable_layers", "more than the model's " +
+                                                                    std::to_string(m.num_layers()) + " layers");
+    if (j.train.precision == Precision::fp8 && job.system.device.peak_tflops.fp8 <= 0)
+        throw InputError(file, "train.precision", "fp8: the " + job.system.device.name + " has no fp8 tensor cores");
+    if (j.train.precision == Precision::bf16 && job.system.device.peak_tflops.bf16 <= 0)
+        throw InputError(file, "train.precision", "bf16: the " + job.system.device.name + " has no bf16 support");
+    if (j.offload.params != OffloadTarget::none && p.zero != 3)
+        throw InputError(file, "offload.params", "parameter offload needs ZeRO-3 (parallel.zero: 3)");
+    if (job.system.cpu_only && (p.tp > 1 || p.pp > 1 || p.cp > 1))
+        throw InputError(file, "parallel", "a CPU server runs data parallel only (tp, pp, cp must be 1)");
+}
+
+const char* to_string(Method v) { return v == Method::full ? "full" : v == Method::lora ? "lora" : v == Method::qlora ? "qlora" : "freeze"; }
+const char* to_string(Precision v) {
+    switch (v) {
+        case Precision::fp32: return "fp32";
+        case Precision::tf32: return "tf32";
+        case Precision::fp16: return "fp16";
+        case Precision::bf16: return "bf16";
+        case Precision::fp8: return "fp8";
+    }
+    return "?";
+}
+const char* to_string(Optimizer v) {
+    for (auto& [n, e] : kOptimizers)
+        if (e == v) return n.c_str();
+    return "?";
+}
+const char* to_string(Recompute v) { return v == Recompute::none ? "none" : v == Recompute::selective ? "selective" : "full"; }
+const char* to_string(Attention v) { return v == Attention::flash ? "flash" : v == Attention::sdpa ? "sdpa" : "eager"; }
+const char* to_string(LossImpl v) {
+    for (auto& [n, e] : kLoss)
+        if (e == v) return n.c_str();
+    return "?";
+}
+const char* to_string(PipelineSchedule v) {
+    return v == PipelineSchedule::gpipe ? "gpipe" : v == PipelineSchedule::one_f_one_b ? "1f1b" : "interleaved";
+}
+const char* to_string(OffloadTarget v) { return v == OffloadTarget::none ? "none" : v == OffloadTarget::cpu ? "cpu" : "nvme"; }
+
+Job load_job(const std::string& path, const std::vector<std::string>& overrides) {
+    Json doc = load_document(path);
+    if (!doc.is_object()) throw InputError(path, "", "the job file must be a mapping (model, train, hardware, ...)");
+    for (const auto& o : overrides) apply_override(doc, o, path);
+    return job_from_document(doc, path);
+}
+
+}  // namespace ftb

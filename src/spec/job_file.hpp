@@ -1,0 +1,22 @@
+// The job file (CONTRACT.md) -> a resolved Job: JobSpec + ModelSpec + SystemSpec + FrameworkProfile.
+// All checks a user can fail happen here, each as InputError(file, dotted.field, reason).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ftbound/job.hpp"
+#include "spec/document.hpp"
+
+namespace ftb {
+
+// Reads `path`, applies `--set` overrides, resolves catalog names, checks everything.
+Job load_job(const std::string& path, const std::vector<std::string>& overrides = {});
+// The same from an already parsed document (overrides applied), `file` naming it in messages.
+Job job_from_document(const Json& doc, const std::string& file);
+
+FrameworkProfile load_framework(const std::string& name, const std::string& file, const std::string& field);
+
+// Re-checks a JobSpec after a programmatic change (limits search, recommendations); throws InputError.
+void check_job(const Job& job);
+
+}  // namespace ftb

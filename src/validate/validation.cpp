@@ -1,0 +1,138 @@
+#include "validate/validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "ftbound/error.hpp"
+#include "ftbound/memory.hpp"
+#include "spec/document.hpp"
+#include "spec/job_file.hpp"
+#include "validate/predict.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ftb {
+namespace {
+
+// RFC 4180 fields: commas, double quotes, doubled quotes inside quotes, newlines inside quotes.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& file) {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> row;
+    std::string field;
+    bool quoted = false, field_started = false;
+    int line = 1;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
+        if (quoted) {
+            if (ch == '"') {
+                if (i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
+                else quoted = false;
+            } else {
+                if (ch == '\n') ++line;
+                field += ch;
+            }
+            continue;
+        }
+        if (ch == '"' && !field_started) {
+            quoted = field_started = true;
+        } else if (ch == ',') {
+            row.push_back(field), field.clear(), field_started = false;
+        } else if (ch == '\n' || ch == '\r') {
+            if (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+            row.push_back(field), field.clear(), field_started = false;
+            rows.push_back(row), row.clear();
+            ++line;
+        } else {
+            field += ch;
+            field_started = true;
+        }
+    }
+    if (quoted) throw InputError(file, "line " + std::to_string(line), "unterminated quoted field");
+    if (field_started || !row.empty()) row.push_back(field), rows.push_back(row);
+    return rows;
+}
+
+}  // namespace
+
+std::vector<ValidationCase> read_cases(const std::string& path) {
+    const std::string text = read_text_file(path, "cases file");
+    auto rows = parse_csv(text, path);
+    if (rows.empty()) throw InputError(path, "", "empty cases file");
+    const auto& header = rows[0];
+    std::map<std::string, size_t> col;
+    for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+    for (const char* need : {"id", "job", "quantity", "measured", "unit"})
+        if (!col.count(need)) throw InputError(path, "header", std::string("missing column '") + need + "'");
+    static const std::vector<std::string> quantities = {"allocated_peak", "reserved_peak", "device_used",
+                                                        "tokens_per_second_per_gpu", "tokens_per_second", "mfu",
+                                                        "step_seconds", "max_seq_len"};
+    std::vector<ValidationCase> out;
+    for (size_t r = 1; r < rows.size(); ++r) {
+        const auto& row = rows[r];
+        if (row.size() == 1 && row[0].empty()) continue;
+        auto get = [&](const char* name) { return col.count(name) && col[name] < row.size() ? row[col[name]] : std::string(); };
+        ValidationCase c;
+        c.line = int(r + 1);
+        c.id = get("id");
+        c.job = get("job");
+        c.quantity = get("quantity");
+        c.unit = get("unit");
+        c.source = get("source");
+        c.note = get("note");
+        c.quality = get("quality");
+        const std::string where = "row " + std::to_string(r + 1);
+        if (std::find(quantities.begin(), quantities.end(), c.quantity) == quantities.end())
+            throw InputError(path, where + " quantity", "unknown quantity '" + c.quantity + "'");
+        try {
+            size_t used = 0;
+            c.measured = std::stod(get("measured"), &used);
+            if (!std::isfinite(c.measured) || c.measured <= 0) throw std::invalid_argument("");
+        } catch (const std::exception&) {
+            throw InputError(path, where + " measured", "not a positive number: '" + get("measured") + "'");
+        }
+        out.push_back(c);
+    }
+    return out;
+}
+
+CaseResult run_case(const ValidationCase& c, const std::string& csv_dir) {
+    CaseResult r;
+    r.c = c;
+    const std::string job_path = (fs::path(csv_dir) / c.job).string();
+    const Job job = load_job(job_path);
+    r.predicted = predict_quantity(job, c.quantity, c.unit, r.skipped);
+    if (r.predicted) r.error_fraction = (*r.predicted - c.measured) / c.measured;
+    return r;
+}
+
+std::vector<QuantitySummary> summarise(const std::vector<CaseResult>& results) {
+    std::vector<QuantitySummary> out;
+    std::vector<std::string> order;
+    for (const auto& r : results)
+        if (std::find(order.begin(), order.end(), r.c.quantity) == order.end()) order.push_back(r.c.quantity);
+    for (const auto& q : order) {
+        for (int pass = 0; pass < 2; ++pass) {
+            QuantitySummary s;
+            s.quantity = q;
+            s.qualities = pass == 0 ? "high+medium" : "all";
+            double sum = 0;
+            for (const auto& r : results) {
+                if (r.c.quantity != q || !r.predicted) continue;
+                if (pass == 0 && r.c.quality == "low") continue;
+                const double e = std::fabs(r.error_fraction);
+                sum += e;
+                ++s.cases;
+                if (e > 0.30) ++s.beyond_30;
+                if (e >= std::fabs(s.worst_error)) s.worst_error = r.error_fraction, s.worst_id = r.c.id;
+            }
+            if (s.cases == 0) continue;
+            s.mape = sum / s.cases;
+            out.push_back(s);
+        }
+    }
+    return out;
+}
+
+}  // namespace ftb
