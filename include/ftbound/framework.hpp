@@ -46,6 +46,11 @@ struct FrameworkProfile {
     bool fsdp_no_sync_accumulation = false;
     // Time behaviour
     double host_overhead_per_kernel_us = 0;     // Python + dispatcher work per launched kernel (eager mode)
+    // Attention kernel generation the framework runs: 1 = FlashAttention(-1)/Triton port, 2 = FlashAttention-2
+    // (torch SDPA's flash backend), 3 = FlashAttention-3 (Hopper).
+    int attention_kernel = 2;
+    // Host (Python) time per transformer block per micro-batch, forward + backward, beyond kernel launches.
+    double host_overhead_per_block_us = 0;
     std::vector<std::string> sources;
 };
 

@@ -127,12 +127,12 @@ PowerDraw node_power(const SystemSpec& sys, double compute_utilisation, double m
     if (p.exceeds_capacity) {
         p.sustained_factor = rate_within(p.psu_capacity_w);
         p.note = fmt::format("node draws {:.0f} W, more than all {} carry ({:.0f} W): the devices run power-"
-                             "limited at {:.0f}% of their rate",
+                             "limited at {:.1f}% of their rate",
                              p.node_w, supplies, p.psu_capacity_w, 100 * p.sustained_factor);
     } else if (p.exceeds_redundant_capacity) {
         p.note = p.throttle_factor > 0
                      ? fmt::format("node draws {:.0f} W; after losing {} of {} the rest carry {:.0f} W: "
-                                   "the devices throttle to {:.0f}% of their rate",
+                                   "the devices throttle to {:.1f}% of their rate",
                                    p.node_w, redundant, supplies, p.psu_capacity_after_failure_w,
                                    100 * p.throttle_factor)
                      : fmt::format("node draws {:.0f} W; after losing {} of {} the rest carry {:.0f} W, "

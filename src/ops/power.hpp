@@ -20,8 +20,10 @@ struct DevicePowerSplit {
 DevicePowerSplit device_power_split(const DeviceSpec& dev, double link_GBps_per_direction);
 
 // Draw of one device: idle + compute_w * u_compute + memory_w * u_memory + link_w * u_link.
-// Utilisations are time-averaged fractions of each unit's peak (clamped to [0, 1]): compute = share of
-// peak math rate, memory = share of peak HBM bandwidth, link = share of the links' bandwidth.
+// Utilisations are time averages over the step, clamped to [0, 1]:
+//  - compute: share of wall time the SMs / cores run kernels (DCGM "SM activity"), NOT MFU: a GEMM at
+//    75% of peak FLOP/s keeps the tensor cores busy and draws full compute power;
+//  - memory: share of peak HBM bandwidth moved; link: share of the links' bandwidth moved.
 double device_power_w(const DeviceSpec& dev, const DevicePowerSplit& split, double compute_utilisation,
                       double memory_utilisation, double link_utilisation);
 

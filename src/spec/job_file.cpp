@@ -329,8 +329,10 @@ FrameworkProfile load_framework(const std::string& name, const std::string& file
     }
     if (f.has("time")) {
         Fields t = f.child("time");
-        t.reject_unknown({"host_overhead_per_kernel_us"});
+        t.reject_unknown({"host_overhead_per_kernel_us", "attention_kernel", "host_overhead_per_block_us"});
+        p.host_overhead_per_block_us = t.get_number("host_overhead_per_block_us", 0, 1e6).value_or(0);
         p.host_overhead_per_kernel_us = t.get_number("host_overhead_per_kernel_us", 0, 1e4).value_or(0);
+        p.attention_kernel = static_cast<int>(t.get_int("attention_kernel", 1, 3).value_or(2));
     }
     p.sources = f.get_string_list("sources");
     return p;
