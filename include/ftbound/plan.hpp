@@ -7,6 +7,8 @@
 #include "ftbound/job.hpp"
 #include "ftbound/memory.hpp"
 #include "ftbound/timing.hpp"
+#include "ops/operations.hpp"
+#include "ops/recommendations.hpp"
 
 namespace ftb {
 
@@ -21,6 +23,7 @@ struct PlanOptions {
     bool limits = true;               // max micro-batch / max seq len (bisection)
     bool fit_advice = true;           // when it does not fit: changes that make it fit
     bool weak_points = true;          // re-schedule with each resource 2x better
+    bool recommendations = true;      // concrete changes, each re-planned
 };
 
 struct Plan {
@@ -30,6 +33,8 @@ struct Plan {
     std::vector<Change> fixes;        // changes that make a non-fitting job fit, least disruptive first
     TimeResult time;
     std::vector<WeakPoint> weak_points;
+    OperationsResult ops;
+    std::vector<Recommendation> recommendations;   // re-planned changes that fit and speed the step up
 };
 
 Plan make_plan(const Job& job, const PlanOptions& options = {});

@@ -136,7 +136,22 @@ Plan make_plan(const Job& job, const PlanOptions& options) {
     }
     if (options.fit_advice && !(plan.memory.fits && plan.memory.host_fits)) plan.fixes = changes_that_fit(job);
     plan.time = plan_time(job, plan.memory);
-    if (options.weak_points) plan.weak_points = weak_points(job, plan.memory, plan.time);
+    plan.ops = plan_operations(job, plan.memory, plan.time);
+    if (options.weak_points) {
+        plan.weak_points = weak_points(job, plan.memory, plan.time);
+        // The supplies: a node that draws more than one side of its redundant supplies throttles (or stops)
+        // when a supply fails.
+        const PowerDraw& pw = plan.ops.power;
+        if (pw.psu_known && (pw.exceeds_redundant_capacity || pw.exceeds_capacity)) {
+            WeakPoint w;
+            w.resource = Resource::power;
+            w.what = pw.note;
+            w.impact = pw.exceeds_capacity ? 1.0 / std::max(1e-9, pw.sustained_factor)
+                                           : 1.0 / std::max(1e-9, pw.throttle_factor);
+            plan.weak_points.insert(plan.weak_points.begin(), w);
+        }
+    }
+    if (options.recommendations && plan.memory.fits) plan.recommendations = recommend(job, plan.memory, plan.time);
     return plan;
 }
 

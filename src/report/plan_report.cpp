@@ -4,6 +4,8 @@
 
 #include "report/table.hpp"
 
+#include <cmath>
+
 namespace ftb {
 
 using OJson = nlohmann::ordered_json;
@@ -62,6 +64,39 @@ OJson plan_json(const Job& job, const Plan& plan) {
     for (const auto& w : plan.weak_points) weak.push_back({{"resource", to_string(w.resource)}, {"what", w.what}, {"impact", w.impact}});
     j["weak_points"] = weak;
     j["time_to_train_seconds"] = t.time_to_train_seconds ? OJson(*t.time_to_train_seconds) : OJson(nullptr);
+    OJson recs = OJson::array();
+    for (const auto& r : plan.recommendations)
+        recs.push_back({{"resource", to_string(r.addresses)}, {"what", r.what}, {"set", r.set},
+                        {"changes_training", r.changes_training}, {"step_seconds", r.step_seconds},
+                        {"speedup", r.speedup}, {"device_used_bytes", r.device_used_bytes}});
+    j["recommendations"] = recs;
+    const OperationsResult& o = plan.ops;
+    auto num_or_null = [](const std::optional<double>& v) { return v ? OJson(*v) : OJson(nullptr); };
+    j["energy_kwh"] = o.has_job_length ? OJson(o.energy.energy_kwh) : OJson(nullptr);
+    j["cost"] = o.has_job_length ? num_or_null(o.energy.total_cost) : OJson(nullptr);
+    j["cost_detail"] = {{"compute", num_or_null(o.energy.compute_cost)}, {"energy", o.energy.energy_cost},
+                        {"it_energy_kwh", o.energy.it_energy_kwh}, {"pue", job.spec.ops.pue}};
+    const ReliabilityResult& rl = o.reliability;
+    auto finite = [](double v) { return std::isfinite(v) ? OJson(v) : OJson(nullptr); };
+    j["reliability"] = {{"expected_interruptions", finite(rl.expected_interruptions)},
+                        {"checkpoint_interval_seconds", finite(rl.checkpoint_interval_seconds)},
+                        {"goodput", rl.goodput},
+                        {"progresses", rl.progresses},
+                        {"failures_per_gpu_hour", rl.failures_per_gpu_hour},
+                        {"job_mtbf_seconds", finite(rl.job_mtbf_seconds)},
+                        {"checkpoint_bytes", rl.checkpoint_bytes},
+                        {"checkpoint_write_seconds", rl.checkpoint_write_seconds},
+                        {"checkpoint_bound_by", o.checkpoint.bound_by},
+                        {"restart_seconds", rl.restart_seconds},
+                        {"wall_seconds", finite(rl.wall_seconds)},
+                        {"lost_seconds", finite(rl.lost_seconds)},
+                        {"lost_cost", finite(rl.lost_cost)}};
+    const PowerDraw& pw = o.power;
+    j["power"] = {{"device_w", pw.device_w}, {"node_w", pw.node_w}, {"psu_capacity_w", pw.psu_capacity_w},
+                  {"psu_capacity_after_failure_w", pw.psu_capacity_after_failure_w},
+                  {"psu_failures_tolerated", pw.psu_failures_tolerated},
+                  {"exceeds_redundant_capacity", pw.exceeds_redundant_capacity},
+                  {"throttle_factor_after_psu_failure", pw.throttle_factor}, {"note", pw.note}};
     OJson fixes = OJson::array();
     for (const auto& f : plan.fixes)
         fixes.push_back({{"what", f.what}, {"set", f.set}, {"device_used_bytes", f.memory.device_used_bytes},
@@ -152,6 +187,42 @@ std::string plan_text(const Job& job, const Plan& plan) {
     if (tm.time_to_train_seconds)
         out += fmt::format("  time to train {} tokens x {} epochs: {}\n", fmt_count(js.data.tokens), js.data.epochs,
                            fmt_seconds(*tm.time_to_train_seconds));
+    if (!plan.recommendations.empty()) {
+        out += "\n  what to change (each re-planned; all fit):\n";
+        for (const auto& r : plan.recommendations) {
+            std::string sets;
+            for (const auto& s : r.set) sets += " --set " + s;
+            out += fmt::format("    - {}: step {} ({:.2f}x tokens/s), {} per GPU{}  [{}]\n", r.what, fmt_seconds(r.step_seconds),
+                               r.speedup, fmt_bytes(r.device_used_bytes), r.changes_training ? ", changes the training" : "",
+                               sets.substr(1));
+        }
+    }
+    const OperationsResult& o = plan.ops;
+    out += fmt::format("\n  power: {:.0f} W per {}, {:.0f} W per node", o.power.device_w,
+                       job.system.cpu_only ? "socket" : "GPU", o.power.node_w);
+    if (o.power.psu_known)
+        out += fmt::format(" against {:.0f} W of supplies ({:.0f} W after losing {} redundant)", o.power.psu_capacity_w,
+                           o.power.psu_capacity_after_failure_w, o.power.psu_failures_tolerated);
+    out += "\n";
+    if (!o.power.note.empty()) out += "    " + o.power.note + "\n";
+    const ReliabilityResult& rl = o.reliability;
+    if (o.has_job_length) {
+        if (rl.progresses)
+            out += fmt::format("  reliability: {:.3g} expected interruptions (job MTBF {}), checkpoint {} written in {} ({}-bound), "
+                               "every {}; goodput {:.1f}%, {} lost{}\n",
+                               rl.expected_interruptions, fmt_seconds(rl.job_mtbf_seconds), fmt_bytes(rl.checkpoint_bytes),
+                               fmt_seconds(rl.checkpoint_write_seconds), o.checkpoint.bound_by,
+                               fmt_seconds(rl.checkpoint_interval_seconds), 100 * rl.goodput, fmt_seconds(rl.lost_seconds),
+                               rl.lost_cost > 0 ? fmt::format(" (cost {:.2f})", rl.lost_cost) : "");
+        else
+            out += "  reliability: failures arrive faster than a checkpoint and restart complete: the job cannot progress\n";
+        out += fmt::format("  energy: {:.1f} kWh at the meter (PUE {:.2f}); cost: {}\n", o.energy.energy_kwh, js.ops.pue,
+                           o.energy.total_cost ? fmt::format("{:.2f} (compute {:.2f} + energy {:.2f})", *o.energy.total_cost,
+                                                             *o.energy.compute_cost, o.energy.energy_cost)
+                                               : "no price given (ops.price_per_gpu_hour)");
+    } else {
+        out += "  job length unknown: give data.tokens for time to train, reliability over the job, energy and cost\n";
+    }
     if (!plan.fixes.empty()) {
         out += "\n  what would make it fit (each re-planned):\n";
         for (const auto& f : plan.fixes) {

@@ -73,6 +73,13 @@ const Catalog& Catalog::instance() {
 
 Catalog::Catalog(std::string data_dir) : data_dir_(std::move(data_dir)) {}
 
+const Json& Catalog::document(const std::string& path) const {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    auto it = cache_.find(path);
+    if (it != cache_.end()) return it->second;
+    return cache_.emplace(path, load_document(path)).first->second;   // std::map nodes stay put
+}
+
 std::vector<std::string> Catalog::names(const std::string& section) const {
     std::vector<std::string> out;
     fs::path dir = fs::path(data_dir_) / section_dir(section);
@@ -121,7 +128,7 @@ ModelSpec Catalog::model(const std::string& name_or_path, const InputSite& site)
     else if (looks_like_path(name_or_path) && name_or_path.find(".json") != std::string::npos)
         throw InputError(site.file, site.field, "model config '" + name_or_path + "' not found");
     else path = resolve("models", name_or_path, site, "model");
-    Json doc = load_document(path);
+    const Json& doc = document(path);
     return model_from_hf_config(Fields(doc, path, ""), name_or_path);
 }
 
@@ -175,25 +182,25 @@ NetworkSpec Catalog::read_network(const Fields& f) const {
 
 DeviceSpec Catalog::gpu(const std::string& name, const InputSite& site) const {
     std::string p = resolve("gpus", name, site, "GPU");
-    Json doc = load_document(p);
+    const Json& doc = document(p);
     return read_device(Fields(doc, p, ""), DeviceKind::gpu);
 }
 
 DeviceSpec Catalog::cpu(const std::string& name, const InputSite& site) const {
     std::string p = resolve("cpus", name, site, "CPU");
-    Json doc = load_document(p);
+    const Json& doc = document(p);
     return read_device(Fields(doc, p, ""), DeviceKind::cpu);
 }
 
 LinkSpec Catalog::link(const std::string& name, const InputSite& site) const {
     std::string p = resolve("links", name, site, "link");
-    Json doc = load_document(p);
+    const Json& doc = document(p);
     return read_link(Fields(doc, p, ""));
 }
 
 NetworkSpec Catalog::network(const std::string& name, const InputSite& site) const {
     std::string p = resolve("networks", name, site, "network fabric");
-    Json doc = load_document(p);
+    const Json& doc = document(p);
     return read_network(Fields(doc, p, ""));
 }
 
@@ -207,7 +214,7 @@ SystemSpec Catalog::system(const std::string& name_or_path, const InputSite& sit
     } else {
         path = resolve("systems", name_or_path, site, "system");
     }
-    Json doc = load_document(path);
+    const Json& doc = document(path);
     SystemSpec s = read_system(Fields(doc, path, ""));
     if (s.name.empty()) s.name = name_or_path;
     return s;

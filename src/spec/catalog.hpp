@@ -1,6 +1,8 @@
 // The built-in catalog (data/): models, devices, links, networks, systems, framework profiles.
 // Entries are found by catalog name; names that look like paths are read as files.
 #pragma once
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -41,9 +43,13 @@ public:
     SystemSpec read_system(const Fields& f) const;
 
 private:
+    // Catalog files are parsed once per process (a plan reads the same link files many times).
+    const Json& document(const std::string& path) const;
     std::string resolve(const std::string& section, const std::string& name, const InputSite& site,
                         const char* what) const;
     std::string data_dir_;
+    mutable std::mutex cache_mutex_;
+    mutable std::map<std::string, Json> cache_;
 };
 
 bool looks_like_path(const std::string& s);
