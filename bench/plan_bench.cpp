@@ -93,11 +93,18 @@ void bm_make_plan(benchmark::State& state, const ftb::Job* job) {
 }
 
 // The parts of `ftbound plan` besides make_plan, for the CLI's 20 ms budget: reading the job file and the
-// catalog entries it names (YAML/JSON parsing, file I/O), and formatting the report.
+// catalog entries it names, and formatting the report. The catalog keeps every document it parsed for the
+// life of the process, so after the first iteration LoadJob times the job file plus cached catalog entries;
+// the cold path (first parse of each catalog file) is what bench/cli_latency.sh measures.
 void bm_load_job(benchmark::State& state, std::string path) {
     for (auto _ : state) {
-        ftb::Job job = ftb::load_job(path);
-        benchmark::DoNotOptimize(job);
+        try {
+            ftb::Job job = ftb::load_job(path);
+            benchmark::DoNotOptimize(job);
+        } catch (const std::exception& e) {  // the catalog changed under a running benchmark
+            state.SkipWithError(e.what());
+            break;
+        }
     }
     state.counters["loads_per_second"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
 }
@@ -189,7 +196,7 @@ int main(int argc, char** argv) {
         benchmark::RegisterBenchmark(("PlanWithWeakPoints/" + names[i]).c_str(), bm_plan_with_weak_points, job);
         benchmark::RegisterBenchmark(("WeakPointsOnly/" + names[i]).c_str(), bm_weak_points_only, job);
         benchmark::RegisterBenchmark(("MakePlan/" + names[i]).c_str(), bm_make_plan, job);
-        benchmark::RegisterBenchmark(("LoadJob/" + names[i]).c_str(), bm_load_job, paths[i]);
+        benchmark::RegisterBenchmark(("LoadJobWarmCatalog/" + names[i]).c_str(), bm_load_job, paths[i]);
         benchmark::RegisterBenchmark(("PlanText/" + names[i]).c_str(), bm_plan_text, job);
         benchmark::RegisterBenchmark(("PlanJson/" + names[i]).c_str(), bm_plan_json, job);
         if (names[i] == kSearchJob)

@@ -49,6 +49,10 @@ struct FrameworkProfile {
     // Attention kernel generation the framework runs: 1 = FlashAttention(-1)/Triton port, 2 = FlashAttention-2
     // (torch SDPA's flash backend), 3 = FlashAttention-3 (Hopper).
     int attention_kernel = 2;
+    // Matmul time in this framework's training steps relative to the isolated-matmul estimate, per GPU
+    // architecture name (ampere, hopper, ...): clocks under power limits, NCCL sharing SMs, framework copies.
+    // Calibrated per framework where validation cases exist; empty = 1.
+    std::vector<std::pair<std::string, double>> matmul_time_factor;
     // Host (Python) time per transformer block per micro-batch, forward + backward, beyond kernel launches.
     double host_overhead_per_block_us = 0;
     std::vector<std::string> sources;

@@ -67,7 +67,11 @@ TrainingSetup derive_setup(const Job& job) {
     s.bytes.matmul_in = compute;
     s.bytes.weight_compute = fp8 ? 2 : compute;
     const bool mixed = t.weights == WeightsMode::mixed && compute < 4;
-    s.bytes.autocast = mixed && fw.mixed_style == MixedStyle::amp;
+    // FSDP/ZeRO-3 mixed precision gathers the fp32 shards as low-precision parameters (MixedPrecision
+    // param_dtype): the model then runs on bf16 weights, so autocast has nothing to cast and the residual
+    // stream stays in the compute dtype (PyTorch FSDP docs, MixedPrecision).
+    const bool sharded_params = job.spec.parallel.zero >= 3;
+    s.bytes.autocast = mixed && fw.mixed_style == MixedStyle::amp && !sharded_params;
     s.bytes.residual = s.bytes.autocast ? 4 : s.bytes.act;
 
     s.full = t.method == Method::full || t.method == Method::freeze;
@@ -95,7 +99,7 @@ TrainingSetup derive_setup(const Job& job) {
     if (mixed && fw.mixed_style == MixedStyle::amp) {
         s.trainable_storage_bytes = 4;
         s.grad_bytes = 4;
-        s.amp_weight_copies = s.full;   // every fp32 weight gets a low-precision copy per matmul
+        s.amp_weight_copies = s.full && !sharded_params;   // every fp32 weight gets a low-precision copy per matmul
     } else if (mixed) {
         s.trainable_storage_bytes = s.bytes.weight_compute;
         s.grad_bytes = fw.mixed_grad_bytes;

@@ -329,7 +329,13 @@ FrameworkProfile load_framework(const std::string& name, const std::string& file
     }
     if (f.has("time")) {
         Fields t = f.child("time");
-        t.reject_unknown({"host_overhead_per_kernel_us", "attention_kernel", "host_overhead_per_block_us"});
+        t.reject_unknown({"host_overhead_per_kernel_us", "attention_kernel", "host_overhead_per_block_us", "matmul_time_factor"});
+        if (t.has("matmul_time_factor")) {
+            Fields mf = t.child("matmul_time_factor");
+            mf.reject_unknown({"volta", "ampere", "ada", "hopper", "blackwell", "cdna3", "cdna4", "gaudi", "other"});
+            for (auto it = mf.node().begin(); it != mf.node().end(); ++it)
+                p.matmul_time_factor.emplace_back(it.key(), *mf.get_number(it.key(), 0.5, 5));
+        }
         p.host_overhead_per_block_us = t.get_number("host_overhead_per_block_us", 0, 1e6).value_or(0);
         p.host_overhead_per_kernel_us = t.get_number("host_overhead_per_kernel_us", 0, 1e4).value_or(0);
         p.attention_kernel = static_cast<int>(t.get_int("attention_kernel", 1, 3).value_or(2));

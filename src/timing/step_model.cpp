@@ -38,19 +38,18 @@ double attention_efficiency(GpuArch arch, int kernel) {
 }
 constexpr double kAttentionBackwardFlopsFactor = 2.5;
 
-// Sustained tensor-core throughput in multi-GPU training relative to the isolated matmul ceiling of
-// microbench.csv (clocks under the board power limit with all GPUs busy, SMs shared with NCCL kernels).
-// CALIBRATED on validation/cases.csv: the llm-foundry tokens/s cases (lf-*, 216 cases, quality high) ran
-// 8% (A100) and 20% (H100) below the model with this factor at 1; the factor is 1/(1 + error/0.85), 0.85 being
-// the compute-bound share of those steps. Architectures without cases inherit the nearest: Blackwell from Hopper.
-double sustained_compute_factor(GpuArch arch) {
-    switch (arch) {
-        case GpuArch::ampere:
-        case GpuArch::ada: return 1.0 / 1.10;
-        case GpuArch::hopper:
-        case GpuArch::blackwell: return 1.0 / 1.24;
-        default: return 1.0;
-    }
+// Matmul time factor of the framework on this architecture (FrameworkProfile::matmul_time_factor); an
+// architecture without its own figure takes its predecessor's (Ada from Ampere, Blackwell from Hopper).
+double matmul_time_factor(const FrameworkProfile& fw, GpuArch arch) {
+    auto find = [&](GpuArch a) -> double {
+        for (const auto& [name, f] : fw.matmul_time_factor)
+            if (name == to_string(a)) return f;
+        return 0;
+    };
+    double f = find(arch);
+    if (f <= 0 && arch == GpuArch::ada) f = find(GpuArch::ampere);
+    if (f <= 0 && arch == GpuArch::blackwell) f = find(GpuArch::hopper);
+    return f > 0 ? f : 1.0;
 }
 
 // DDP gradient buckets: bucket_cap_mb=25 (torch.nn.parallel.DistributedDataParallel default).
@@ -99,7 +98,7 @@ struct Context {
     bool compiled;
     bool fused_norm;
     bool fused_qkv;
-    double sustained;   // sustained_compute_factor of the device
+    double sustained;   // 1 / matmul_time_factor of the framework on this device
 };
 
 void gemm(Work& w, const Context& c, double m, double n, double k, double count = 1) {
@@ -225,11 +224,11 @@ LayerWork layer_work(const LayerSpec& l, const ModelSpec& m, const Context& c, d
             const double peak = c.rates.peak_flops[size_t(Dtype::bf16)] > 0 ? c.rates.peak_flops[size_t(Dtype::bf16)]
                                                                              : c.rates.peak_flops[size_t(c.dt)];
             const double eff = attention_efficiency(c.rates.arch, c.job.framework.attention_kernel) * (c.rates.cpu ? 0 : 1) + (c.rates.cpu ? 0.5 : 0);
-            f.attention_s += flops / (peak * eff * c.sustained) / c.scale[Resource::compute];
+            f.attention_s += flops / (peak * eff) / c.scale[Resource::compute];
             f.flops += flops;
             f.kernels += 1;
             if (needs_grad) {
-                b.attention_s += kAttentionBackwardFlopsFactor * flops / (peak * eff * c.sustained) / c.scale[Resource::compute];
+                b.attention_s += kAttentionBackwardFlopsFactor * flops / (peak * eff) / c.scale[Resource::compute];
                 b.flops += kAttentionBackwardFlopsFactor * flops;
                 b.kernels += 2;
             }
@@ -334,7 +333,7 @@ TimeResult plan_time(const Job& job, const MemoryResult& mem, const ResourceScal
               job.framework.fused_qkv || m.architecture == "gpt2" || m.architecture == "gpt_neox" ||
                   m.architecture == "mpt" || m.architecture == "falcon" || m.architecture == "bloom" ||
                   m.architecture == "phi3",
-              cpu ? 1.0 : sustained_compute_factor(rates.arch)};
+              cpu ? 1.0 : 1.0 / matmul_time_factor(job.framework, rates.arch)};
     TimeResult res;
     Ledger ledger;
 

@@ -38,9 +38,9 @@ std::string composed(const std::string& model, int gpus, const std::string& trai
 }
 
 const std::string kLlama = "meta-llama/Llama-3.1-8B";
+// An inline llama without its closing brace (and without intermediate_size), for cases to extend.
 const std::string kTinyInline =
-    "{model_type: llama, hidden_size: 64, intermediate_size: 160, num_hidden_layers: 2, num_attention_heads: 4, "
-    "vocab_size: 1000";
+    "{model_type: llama, hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, vocab_size: 1000";
 
 std::vector<BadJob> bad_jobs() {
     return {
@@ -55,6 +55,8 @@ std::vector<BadJob> bad_jobs() {
         {"comment_only_document", "# nothing here\n", {}, "", "must be a mapping"},
         {"nul_bytes", std::string("model: x\0\ntrain: {}\n", 20), {}, "", "NUL"},
         {"duplicate_key", "train: {seq_len: 1}\ntrain: {seq_len: 2}\n", {}, "train", "key appears twice"},
+        {"self_referencing_alias", "model: &a [1, *a]\n", {}, "", "nesting deeper than 64 levels"},
+        {"undefined_alias", "model: *nowhere\n", {}, "", "anchor is not defined"},
         {"non_scalar_key", "? [a, b]\n: 1\n", {}, "", "mapping key is not a plain name"},
         // --- unknown keys at each level, with a did-you-mean where close ---
         {"unknown_root_key", "", {"trian.seq_len=5"}, "trian", "unknown key (did you mean 'train'?)"},
@@ -208,23 +210,23 @@ std::vector<BadJob> bad_jobs() {
         {"inline_model_missing_layers",
          composed("{model_type: gpt2, n_embd: 64, n_head: 4, vocab_size: 10}", 1), {}, "model.n_layer", "give n_layer or num_hidden_layers"},
         {"inline_model_missing_model_type", composed("{hidden_size: 64}", 1), {}, "model.model_type", "missing"},
-        {"inline_model_unsupported_type", composed(kTinyInline + ", model_type: llama3}", 1).replace(0, 0, ""), {},
-         "model", "key appears twice"},
+        // The duplicate is inside `model`, so the message must give its dotted path.
+        {"inline_model_duplicate_key", composed(kTinyInline + ", intermediate_size: 160, model_type: llama3}", 1), {},
+         "model.model_type", "key appears twice"},
         {"inline_model_unknown_family",
          composed("{model_type: lama, hidden_size: 64, intermediate_size: 160, num_hidden_layers: 2, num_attention_heads: 4, "
                   "vocab_size: 10}", 1),
          {}, "model.model_type", "unsupported family 'lama' (did you mean 'llama'?)"},
         {"inline_model_unsupported_family", composed("{model_type: mamba, hidden_size: 64}", 1), {}, "model.model_type",
          "unsupported family 'mamba'"},
-        {"inline_model_kv_not_dividing", composed(kTinyInline + ", num_key_value_heads: 3}", 1), {}, "model.num_key_value_heads",
+        {"inline_model_kv_not_dividing", composed(kTinyInline + ", intermediate_size: 160, num_key_value_heads: 3}", 1), {}, "model.num_key_value_heads",
          "3 key/value heads do not divide 4 attention heads"},
         {"inline_model_hidden_not_divisible", composed("{model_type: llama, hidden_size: 65, intermediate_size: 160, "
                                                       "num_hidden_layers: 2, num_attention_heads: 4, vocab_size: 10}", 1),
          {}, "model.num_attention_heads", "not divisible by 4 heads; give head_dim"},
-        {"inline_model_hidden_a_word", composed(kTinyInline + ", hidden_size: big}", 1), {}, "model", "key appears twice"},
-        {"inline_model_layers_zero", "", {"model=" + kTinyInline + "}", "model.num_hidden_layers=0"},
+        {"inline_model_layers_zero", "", {"model=" + kTinyInline + ", intermediate_size: 160}", "model.num_hidden_layers=0"},
          "model.num_hidden_layers", "out of range"},
-        {"inline_model_hidden_word", "", {"model=" + kTinyInline + "}", "model.hidden_size=big"}, "model.hidden_size",
+        {"inline_model_hidden_word", "", {"model=" + kTinyInline + ", intermediate_size: 160}", "model.hidden_size=big"}, "model.hidden_size",
          "expected a whole number"},
         {"inline_model_mlp_only_layers_not_list", composed("{model_type: qwen2_moe, hidden_size: 64, num_hidden_layers: 2, "
                                                           "num_attention_heads: 4, vocab_size: 10, mlp_only_layers: 3}", 1),
@@ -333,10 +335,60 @@ TEST(SpecJobErrors, NumbersBeyondDoubleAreInputErrors) {
         EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << name << ": " << r.err;
     }
     // The same number in the job file itself.
-    const std::string in_file = write_scratch("huge_number.yaml", slurp_base_with("data: {tokens: 1.0e7, epochs: 1}",
-                                                                                  "data: {tokens: 1.0e7, epochs: 1e400}"));
-    CliResult r = run_ftbound({"plan", in_file});
+    std::string text = spec_test::slurp(base);
+    text.replace(text.find("epochs: 1}"), 10, "epochs: 1e400}");
+    CliResult r = run_ftbound({"plan", write_scratch("huge_number.yaml", text)});
     EXPECT_EQ(r.exit_code, 2) << "BUG: 1e400 in a job file: " << describe(r);
+}
+
+// Products of in-range fields must not overflow int64 in the layout check (job_file.cpp check_job):
+// 65536^3 * 2^30 = 2^78 wraps to 0, and the message then prints a wrong product.
+TEST(SpecJobErrors, LayoutProductDoesNotOverflow) {
+    CliResult r = run_ftbound({"plan", data_path("jobs/base.yaml"), "--set", "parallel.tp=65536", "--set",
+                               "parallel.pp=65536", "--set", "parallel.cp=65536", "--set", "parallel.dp=1073741824"});
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_TRUE(r.out.empty());
+    EXPECT_EQ(r.err.find(" = 0, but"), std::string::npos) << "BUG: tp*pp*cp*dp overflowed int64: " << r.err;
+}
+
+// Aliases let a few hundred bytes stand for 10^8 nodes ("billion laughs"). Expanding them must stop
+// early with an input error, not run for tens of seconds and exhaust memory (here capped at 2 GiB).
+TEST(SpecJobErrors, AliasExpansionBombIsRejectedQuickly) {
+    std::string text = "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n";
+    for (char c = 'b'; c <= 'h'; ++c) {
+        std::string prev(1, char(c - 1));
+        text += std::string(1, c) + ": &" + c + " [";
+        for (int i = 0; i < 10; ++i) text += (i ? ", *" : "*") + prev;
+        text += "]\n";
+    }
+    const std::string path = write_scratch("alias_bomb.yaml", text);
+    CliResult r = run_ftbound({"plan", path}, 15, rlim_t(2) << 30);
+    EXPECT_EQ(r.exit_code, 2) << "BUG: alias expansion (document.cpp to_json) is unbounded: " << describe(r);
+    EXPECT_LT(r.seconds, 5.0) << describe(r);
+    EXPECT_TRUE(r.out.empty());
+}
+
+// Deep nesting: yaml-cpp's own recursion guard or ours must turn it into an input error.
+TEST(SpecJobErrors, DeepNestingIsAnInputError) {
+    const std::vector<std::pair<std::string, std::string>> docs = {
+        {"flow_lists", std::string(100000, '[') + std::string(100000, ']')},
+        {"flow_maps", "a: " + [] { std::string s; for (int i = 0; i < 5000; ++i) s += "{b: "; s += "1"; return s + std::string(5000, '}'); }()},
+        {"block_maps", [] { std::string s; for (int i = 0; i < 3000; ++i) s += std::string(i, ' ') + "k:\n"; return s; }()},
+        {"seventy_levels", "model: " + std::string(70, '[') + std::string(70, ']')},
+    };
+    for (const auto& [name, text] : docs) {
+        const std::string path = write_scratch("deep_" + name + ".yaml", text);
+        CliResult r = run_ftbound({"plan", path}, 20, rlim_t(2) << 30);
+        expect_input_error(name, r, path, "", "");
+    }
+}
+
+// File names are bytes on Linux; a job path that is not UTF-8 must not turn `--json` output into an
+// internal error (nlohmann::json::dump throws type_error 316 on invalid UTF-8).
+TEST(SpecJobErrors, NonUtf8JobPathWithJson) {
+    const std::string path = write_scratch("job\xff.yaml", spec_test::slurp(data_path("jobs/base.yaml")));
+    CliResult r = run_ftbound({"plan", path, "--json"});
+    EXPECT_EQ(r.exit_code, 0) << "BUG: non-UTF-8 job path breaks plan --json: " << describe(r);
 }
 
 }  // namespace

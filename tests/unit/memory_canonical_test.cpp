@@ -1,0 +1,276 @@
+// Canonical memory cases (ASTRA-sim style): a tiny inline Llama whose every byte is worked out by hand from
+// the rules in src/memory/*.cpp. Model: plan_test_util.hpp (202,048 parameters, 36,992 per block).
+// One micro-batch of 8 tokens keeps activations small, so which phase holds the peak is predictable;
+// each test asserts that phase too, since the breakdown is taken there.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ftbound/memory.hpp"
+#include "plan_test_util.hpp"
+
+namespace ftb {
+namespace {
+
+using namespace plan_test;
+
+// reserved = ceil(allocated * (1 + f) / 2 MiB) * 2 MiB (caching allocator, src/memory/memory_model.cpp)
+double reserved_for(double allocated, double f) { return std::ceil(allocated * (1 + f) / (2 * kMiB)) * 2 * kMiB; }
+
+TEST(MemoryCanonical, TinyLlamaParameterCounts) {
+    const MemoryResult m = plan_memory(tiny_job());
+    EXPECT_EQ(m.total_params, kTinyParams);
+    EXPECT_EQ(m.trainable_params, kTinyParams);   // full fine-tune: embedding, blocks, final norm, head
+    EXPECT_EQ(m.params_per_gpu, kTinyParams);
+    EXPECT_EQ(m.tokens_per_micro_batch, 8);
+}
+
+TEST(MemoryCanonical, PureBf16FullFineTune) {
+    // Pure bf16 (weights: pure): parameters, gradients and both AdamW states in bf16 (torch.optim zeros_like):
+    //   weights   202,048 x 2 =   404,096
+    //   gradients 202,048 x 2 =   404,096
+    //   optimizer 202,048 x 4 =   808,192   (m + v, 2 bytes each)
+    // foreach AdamW's sqrt(v) intermediate: 202,048 x 2 = 404,096, + 32 MiB cuBLAS workspace = 33,958,528.
+    // The optimizer step is the peak: backward at the last block adds only ~49 KB of activations, logits
+    // and gradient temporaries against the 404,096-byte intermediate.
+    // allocated = 404,096 + 404,096 + 808,192 + 33,958,528 = 35,574,912
+    // reserved  = ceil(35,574,912 x 1.05 / 2 MiB) = ceil(17.81) = 18 x 2 MiB = 37,748,736
+    // device used = 37,748,736 + 512 MiB context (no communicator on one GPU) = 574,619,648
+    const MemoryResult m = plan_memory(tiny_job());
+    EXPECT_EQ(m.peak_phase, MemoryPhase::optimizer_step);
+    EXPECT_DOUBLE_EQ(m.breakdown.weights_bytes, 404096);
+    EXPECT_DOUBLE_EQ(m.breakdown.gradients_bytes, 404096);
+    EXPECT_DOUBLE_EQ(m.breakdown.optimizer_bytes, 808192);
+    EXPECT_DOUBLE_EQ(m.breakdown.activations_bytes, 0);
+    EXPECT_DOUBLE_EQ(m.breakdown.logits_bytes, 0);
+    EXPECT_DOUBLE_EQ(m.breakdown.temporary_bytes, 33958528);
+    EXPECT_DOUBLE_EQ(m.allocated_peak_bytes, 35574912);
+    EXPECT_DOUBLE_EQ(m.reserved_peak_bytes, 37748736);
+    EXPECT_DOUBLE_EQ(m.cuda_context_bytes, kH100ContextBytes);
+    EXPECT_DOUBLE_EQ(m.comm_buffer_bytes, 0);
+    EXPECT_DOUBLE_EQ(m.device_used_bytes, 574619648);
+    EXPECT_DOUBLE_EQ(m.breakdown.overhead_bytes, 574619648 - 35574912);
+    EXPECT_DOUBLE_EQ(m.capacity_bytes, 85027979264);
+    EXPECT_TRUE(m.fits);
+    EXPECT_DOUBLE_EQ(m.host_bytes, 0);
+}
+
+TEST(MemoryCanonical, MixedAmpFullFineTuneKeepsBf16WeightCopies) {
+    // torch.amp (generic framework, weights: mixed): fp32 parameters, fp32 gradients, fp32 m + v,
+    // plus a bf16 copy of every matmul weight made by autocast and kept for backward.
+    // A fused optimizer step (no foreach intermediate) moves the peak into backward, at the last block
+    // (the bottom one, walking down), where every gradient has been formed and the top block's copies are freed.
+    //   fp32 weights 202,048 x 4 = 808,192
+    //   bf16 copies: block matrices 2 x 36,864 + lm_head 64,000 = 137,728 params x 2 = 275,456;
+    //                half freed with the top block -> 137,728     weights at the peak = 945,920
+    //   gradients 202,048 x 4 = 808,192;  optimizer 202,048 x 8 = 1,616,384
+    // Activations per token of one block (autocast: residual stream fp32, matmul inputs bf16):
+    //   2 eager RMSNorms x (x.float() 4*64 + rstd 4 + normalised fp32 4*64) = 2 x 516 = 1,032
+    //   projection inputs: q,k,v each cast its own copy 3 x 2*64 + o 2*64 + gate,up 2 x 2*64 + down 2*128 = 1,024
+    //   flash attention: q, k, v, out = 2*(64 + 32 + 32 + 64) + fp32 LSE 4*4 = 400
+    //   SwiGLU internals 3 x 2*128 = 768                            -> 3,224 per token, 25,792 per block (8 tokens)
+    //   head input: final norm 516 + bf16 matmul input 128 = 644 per token -> 5,152
+    // at the bottom block: one block + head = 30,944
+    // logits held through backward: 1000 x 2 x 8 = 16,000
+    // temporaries: down-proj/SwiGLU grads 3 x 2*128*8 = 6,144 + residual grads 2 x 4*64*8 = 4,096 + 32 MiB cuBLAS
+    // allocated = 945,920 + 808,192 + 1,616,384 + 30,944 + 16,000 + 33,564,672 = 36,982,112
+    // reserved  = ceil(36,982,112 x 1.05 / 2 MiB) = ceil(18.52) = 19 x 2 MiB = 39,845,888
+    Job job = tiny_job({{"train.weights", "mixed"}});
+    job.framework.optimizer_step = OptimizerStepImpl::fused;
+    const MemoryResult m = plan_memory(job);
+    EXPECT_EQ(m.peak_phase, MemoryPhase::backward);
+    EXPECT_DOUBLE_EQ(m.layer_activation_per_token.norms, 1032);
+    EXPECT_DOUBLE_EQ(m.layer_activation_per_token.projections_in, 1024);
+    EXPECT_DOUBLE_EQ(m.layer_activation_per_token.attention, 400);
+    EXPECT_DOUBLE_EQ(m.layer_activation_per_token.ffn, 768);
+    EXPECT_DOUBLE_EQ(m.layer_activation_per_token.dropout_masks, 0);
+    EXPECT_DOUBLE_EQ(m.breakdown.weights_bytes, 945920);
+    EXPECT_DOUBLE_EQ(m.breakdown.gradients_bytes, 808192);
+    EXPECT_DOUBLE_EQ(m.breakdown.optimizer_bytes, 1616384);
+    EXPECT_DOUBLE_EQ(m.breakdown.activations_bytes, 30944);
+    EXPECT_DOUBLE_EQ(m.breakdown.logits_bytes, 16000);
+    EXPECT_DOUBLE_EQ(m.breakdown.temporary_bytes, 10240 + kHopperCublasBytes);
+    EXPECT_DOUBLE_EQ(m.allocated_peak_bytes, 36982112);
+    EXPECT_DOUBLE_EQ(m.reserved_peak_bytes, 39845888);
+    EXPECT_DOUBLE_EQ(m.device_used_bytes, 39845888 + kH100ContextBytes);
+}
+
+TEST(MemoryCanonical, MegatronMasterStyleIs2Plus4Plus12) {
+    // Megatron (mixed_style: master): bf16 parameters (2 B), fp32 main_grad (4 B), fp32 master copy + m + v
+    // (12 B) inside the optimizer: 202,048 x {2, 4, 12} = {404,096, 808,192, 2,424,576}.
+    // The fused step has no intermediate; the peak holds every gradient (bottom block or the step itself).
+    const MemoryResult m = plan_memory(tiny_job({{"train.framework", "megatron"}, {"train.weights", "mixed"}}));
+    EXPECT_DOUBLE_EQ(m.breakdown.weights_bytes, 404096);
+    EXPECT_DOUBLE_EQ(m.breakdown.gradients_bytes, 808192);
+    EXPECT_DOUBLE_EQ(m.breakdown.optimizer_bytes, 2424576);
+}
+
+// ZeRO over 4 data-parallel GPUs, pure bf16 (2 + 2 + 4 bytes per parameter; 202,048 / 4 = 50,512 per shard).
+TEST(MemoryCanonical, ZeroStagesShardByDataParallel) {
+    // ZeRO-0 (DDP, generic framework keeps flat bucket copies of the gradients): optimizer step holds
+    //   weights 404,096 + gradients 404,096 + buckets 404,096 + states 808,192 + sqrt(v) 404,096 (+ cuBLAS)
+    {
+        const MemoryResult m = plan_memory(tiny_job({{"parallel.zero", "0"}}, 4));
+        EXPECT_EQ(m.peak_phase, MemoryPhase::optimizer_step);
+        EXPECT_DOUBLE_EQ(m.breakdown.weights_bytes, 404096);
+        EXPECT_DOUBLE_EQ(m.breakdown.gradients_bytes, 2 * 404096);
+        EXPECT_DOUBLE_EQ(m.breakdown.optimizer_bytes, 808192);
+        EXPECT_DOUBLE_EQ(m.breakdown.temporary_bytes, 404096 + kHopperCublasBytes);
+        EXPECT_DOUBLE_EQ(m.comm_buffer_bytes, kGenericNcclBytes);   // one communicator: data parallel
+    }
+    // ZeRO-1: states and the step's intermediate sharded: 808,192 / 4 = 202,048; 404,096 / 4 = 101,024.
+    {
+        const MemoryResult m = plan_memory(tiny_job({{"parallel.zero", "1"}}, 4));
+        EXPECT_EQ(m.peak_phase, MemoryPhase::optimizer_step);
+        EXPECT_DOUBLE_EQ(m.breakdown.weights_bytes, 404096);
+        EXPECT_DOUBLE_EQ(m.breakdown.gradients_bytes, 404096);
+        EXPECT_DOUBLE_EQ(m.breakdown.optimizer_bytes, 202048);
+        EXPECT_DOUBLE_EQ(m.breakdown.temporary_bytes, 101024 + kHopperCublasBytes);
+    }
+    // ZeRO-2: gradients sharded too (101,024); the reduce bucket (10,000 elements x 2 B here) lives only
+    // through backward. Step: 404,096 + 101,024 + 202,048 + 101,024 = 808,192 > backward 776,160.
+    {
+        Job job = tiny_job({{"parallel.zero", "2"}}, 4);
+        job.framework.zero_bucket_elements = 10000;
+        const MemoryResult m = plan_memory(job);
+        EXPECT_EQ(m.peak_phase, MemoryPhase::optimizer_step);
+        EXPECT_DOUBLE_EQ(m.breakdown.weights_bytes, 404096);
+        EXPECT_DOUBLE_EQ(m.breakdown.gradients_bytes, 101024);
+        EXPECT_DOUBLE_EQ(m.breakdown.optimizer_bytes, 202048);
+    }
+    // ZeRO-3: parameters sharded (101,024) + two gathered blocks in bf16 (FSDP prefetch: 2 x 36,992 x 2 =
+    // 147,968) = 248,992; gradients 101,024 + one block's unsharded gradient 73,984 = 175,008; states 202,048.
+    // Peak at the bottom block of backward; activations there: one block (2,584 B/token pure bf16 x 8 =
+    // 20,672) + head input (516 x 8 = 4,128) = 24,800; logits 16,000; temporaries 6,144 + 2 x 2*64*8 = 8,192.
+    {
+        const MemoryResult m = plan_memory(tiny_job({{"parallel.zero", "3"}}, 4));
+        EXPECT_EQ(m.peak_phase, MemoryPhase::backward);
+        EXPECT_DOUBLE_EQ(m.breakdown.weights_bytes, 248992);
+        EXPECT_DOUBLE_EQ(m.breakdown.gradients_bytes, 175008);
+        EXPECT_DOUBLE_EQ(m.breakdown.optimizer_bytes, 202048);
+        EXPECT_DOUBLE_EQ(m.breakdown.activations_bytes, 24800);
+        EXPECT_DOUBLE_EQ(m.breakdown.logits_bytes, 16000);
+        EXPECT_DOUBLE_EQ(m.breakdown.temporary_bytes, 8192 + kHopperCublasBytes);
+        EXPECT_DOUBLE_EQ(m.params_per_gpu, kTinyParams / 4);
+        EXPECT_DOUBLE_EQ(m.allocated_peak_bytes, 248992 + 175008 + 202048 + 24800 + 16000 + 8192 + kHopperCublasBytes);
+    }
+}
+
+TEST(MemoryCanonical, LoraTrainableCountsAreRankTimesInPlusOut) {
+    // r x (in + out) per targeted linear, per block:
+    //   q 8*(64+64) = 1,024  k 8*(64+32) = 768  v 768  o 1,024  gate/up/down 8*(64+128) = 1,536 each
+    //   all-linear: 8,192 per block -> 16,384; q_proj + v_proj: 1,792 per block -> 3,584
+    const MemoryResult all = plan_memory(tiny_job({{"train.method", "lora"}, {"train.lora.rank", "8"},
+                                                   {"train.lora.targets", "all-linear"}}));
+    EXPECT_DOUBLE_EQ(all.trainable_params, 16384);
+    EXPECT_DOUBLE_EQ(all.total_params, kTinyParams);
+    const MemoryResult qv = plan_memory(tiny_job({{"train.method", "lora"}, {"train.lora.rank", "8"},
+                                                  {"train.lora.targets", "[q_proj, v_proj]"}}));
+    EXPECT_DOUBLE_EQ(qv.trainable_params, 3584);
+    // lm_head as a target adds 8 x (64 + 1000) = 8,512.
+    const MemoryResult head = plan_memory(tiny_job({{"train.method", "lora"}, {"train.lora.rank", "8"},
+                                                    {"train.lora.targets", "[q_proj, v_proj, lm_head]"}}));
+    EXPECT_DOUBLE_EQ(head.trainable_params, 3584 + 8512);
+}
+
+TEST(MemoryCanonical, LoraMixedKeepsFrozenBaseInBf16) {
+    // LoRA rank 8 all-linear under torch.amp: frozen base in bf16, fp32 adapters.
+    //   weights 202,048 x 2 + 16,384 x 4 = 469,632; gradients 16,384 x 4 = 65,536; AdamW 16,384 x 8 = 131,072
+    const MemoryResult m = plan_memory(tiny_job({{"train.method", "lora"}, {"train.lora.rank", "8"},
+                                                 {"train.weights", "mixed"}}));
+    EXPECT_DOUBLE_EQ(m.breakdown.weights_bytes, 469632);
+    EXPECT_DOUBLE_EQ(m.breakdown.gradients_bytes, 65536);
+    EXPECT_DOUBLE_EQ(m.breakdown.optimizer_bytes, 131072);
+}
+
+TEST(MemoryCanonical, QloraNf4BytesPerWeight) {
+    // NF4 with double quantisation: 0.5 + 1/64 (8-bit absmax per 64 weights) + 4/(64*256) (fp32 per 256
+    // absmax blocks) = 0.515869140625 B per weight; without double quantisation 0.5 + 4/64 = 0.5625.
+    // The quantised weights are the block matrices: 2 x 36,864 = 73,728 ->
+    //   double quant 73,728 x 0.515869140625 = 38,034 (36,864 + 1,152 + 18); plain 41,472; 8-bit 73,728.
+    // Nothing else changes between the three, so the peak's weights differ by exactly those amounts.
+    auto weights_with = [](const std::string& bits, const std::string& dq) {
+        const MemoryResult m = plan_memory(tiny_job({{"train.method", "qlora"}, {"train.lora.rank", "8"},
+                                                     {"train.weights", "mixed"}, {"train.qlora.bits", bits},
+                                                     {"train.qlora.double_quant", dq}}));
+        return m;
+    };
+    const MemoryResult nf4_dq = weights_with("4", "true");
+    const MemoryResult nf4 = weights_with("4", "false");
+    const MemoryResult int8 = weights_with("8", "true");
+    ASSERT_EQ(nf4_dq.peak_phase, nf4.peak_phase);
+    ASSERT_EQ(nf4_dq.peak_phase, int8.peak_phase);
+    EXPECT_DOUBLE_EQ(nf4.breakdown.weights_bytes - nf4_dq.breakdown.weights_bytes, 41472 - 38034);
+    EXPECT_DOUBLE_EQ(int8.breakdown.weights_bytes - nf4_dq.breakdown.weights_bytes, 73728 - 38034);
+    // Adapters train exactly as in LoRA: 16,384 fp32 gradients and 8-byte AdamW states.
+    EXPECT_DOUBLE_EQ(nf4_dq.trainable_params, 16384);
+    EXPECT_DOUBLE_EQ(nf4_dq.breakdown.gradients_bytes, 65536);
+    EXPECT_DOUBLE_EQ(nf4_dq.breakdown.optimizer_bytes, 131072);
+    // Stored weights without the dequantisation buffer: adapters 65,536 + 16-bit embedding, head and norms
+    // (64,000 + 64,000 + 2 x 128 + 64 = 128,320 params x 2 = 256,640) + NF4 38,034 = 360,210. The buffer
+    // (one bf16 copy of a dequantised weight) comes on top; it is at most the largest quantised matrix (64 x 128).
+    EXPECT_GE(nf4_dq.breakdown.weights_bytes, 360210);
+    EXPECT_LE(nf4_dq.breakdown.weights_bytes, 360210 + 2 * 64 * 128) << "dequantisation buffer larger than any quantised weight";
+}
+
+TEST(MemoryCanonical, EightBitAdam) {
+    // bitsandbytes blockwise 8-bit Adam: two uint8 states + one fp32 absmax per 2,048-element block per state:
+    // 2 + 8/2048 = 2.00390625 B/param -> 202,048 x 2.00390625 = 404,885.25 (pure bf16, full fine-tune).
+    const MemoryResult m = plan_memory(tiny_job({{"train.optimizer", "adamw_8bit"}}));
+    EXPECT_DOUBLE_EQ(m.breakdown.optimizer_bytes, 404885.25);
+    EXPECT_DOUBLE_EQ(m.breakdown.weights_bytes, 404096);
+    EXPECT_DOUBLE_EQ(m.breakdown.gradients_bytes, 404096);
+}
+
+TEST(MemoryCanonical, PagedEightBitAdamIsDeviceUsedButNotAllocated) {
+    // Paged optimizers live in CUDA unified memory: nvidia-smi sees the 404,885.25 bytes, the caching
+    // allocator does not.
+    const MemoryResult paged = plan_memory(tiny_job({{"train.optimizer", "paged_adamw_8bit"}}));
+    const MemoryResult plain = plan_memory(tiny_job({{"train.optimizer", "adamw_8bit"}}));
+    EXPECT_DOUBLE_EQ(paged.breakdown.optimizer_bytes, 0);
+    EXPECT_DOUBLE_EQ(paged.allocated_peak_bytes, plain.allocated_peak_bytes - 404885.25);
+    EXPECT_DOUBLE_EQ(paged.device_used_bytes - paged.reserved_peak_bytes - paged.cuda_context_bytes, 404885.25);
+}
+
+TEST(MemoryCanonical, OptimizerOffloadMovesStateToHost) {
+    // ZeRO-Offload under torch.amp: fp32 master (here the fp32 parameter itself: +4), m + v (8) and fp32
+    // gradients (4) in host RAM: 202,048 x 16 = 3,232,768 bytes for the one GPU of the node.
+    const MemoryResult m = plan_memory(tiny_job({{"train.weights", "mixed"}, {"offload.optimizer", "cpu"}}));
+    EXPECT_DOUBLE_EQ(m.breakdown.optimizer_bytes, 0);
+    EXPECT_DOUBLE_EQ(m.host_bytes, 3232768);
+    // Four GPUs on the node with ZeRO-1: each holds a quarter, the node holds the whole state once.
+    const MemoryResult four = plan_memory(tiny_job({{"train.weights", "mixed"}, {"offload.optimizer", "cpu"},
+                                                    {"parallel.zero", "1"}}, 4));
+    EXPECT_DOUBLE_EQ(four.host_bytes, 3232768);
+    EXPECT_DOUBLE_EQ(four.breakdown.optimizer_bytes, 0);
+}
+
+TEST(MemoryCanonical, AllocatorContextAndCommunicatorOverheads) {
+    // tp 2 x dp 4 on 8 GPUs: two communicators (tensor, data) x 288 MiB. reserved rounds allocated x 1.05 up
+    // to 2 MiB; device_used = reserved + context + communicators.
+    for (const auto& sets : std::vector<std::vector<std::pair<std::string, std::string>>>{
+             {{"parallel.tp", "2"}}, {{"parallel.tp", "2"}, {"parallel.zero", "3"}}, {{"parallel.zero", "1"}}}) {
+        const Job job = tiny_job(sets, 8);
+        const MemoryResult m = plan_memory(job);
+        const int communicators = (job.spec.parallel.tp > 1) + (job.spec.parallel.dp > 1);
+        EXPECT_DOUBLE_EQ(m.comm_buffer_bytes, communicators * kGenericNcclBytes);
+        EXPECT_DOUBLE_EQ(m.reserved_peak_bytes, reserved_for(m.allocated_peak_bytes, 0.05));
+        EXPECT_DOUBLE_EQ(m.allocator_overhead_bytes, 0.05 * m.allocated_peak_bytes);
+        EXPECT_DOUBLE_EQ(m.device_used_bytes, m.reserved_peak_bytes + kH100ContextBytes + m.comm_buffer_bytes);
+        EXPECT_DOUBLE_EQ(m.breakdown.overhead_bytes, m.device_used_bytes - m.allocated_peak_bytes);
+        EXPECT_NEAR(m.allocated_peak_bytes, m.breakdown.allocated(), 1e-6);
+    }
+    // tp 2 halves every block matrix and the vocabulary-sized embedding and head: pure bf16 weights of one GPU
+    // = (2 x (36,864/2 + 128) + 64,000/2 + 64,000/2 + 64) x 2 = 202,624 bytes.
+    const MemoryResult tp2 = plan_memory(tiny_job({{"parallel.tp", "2"}}, 2));
+    EXPECT_DOUBLE_EQ(tp2.breakdown.weights_bytes, 202624);
+}
+
+TEST(MemoryCanonical, FreezeTrainsTheTopBlocksAndHead) {
+    // freeze.trainable_layers 1: the top block (36,992), the final norm (64) and the head (64,000) train.
+    const MemoryResult m = plan_memory(tiny_job({{"train.method", "freeze"}, {"train.freeze.trainable_layers", "1"}}));
+    EXPECT_DOUBLE_EQ(m.trainable_params, 36992 + 64 + 64000);
+}
+
+}  // namespace
+}  // namespace ftb

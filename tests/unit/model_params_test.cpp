@@ -1,0 +1,419 @@
+// Exact parameter counts.
+//  1. `ftbound model ID --json` for every catalog model against the table in data/models/SOURCES.md
+//     (parsed here, so a new model without a published figure fails the test).
+//  2. Tiny inline configs of every family, against counts worked out by hand from each family's
+//     transformers module layout (modeling_<family>.py); the formula is in the comment beside each.
+//  3. Configs whose counts or layer lists do not fit the machine: input errors, never a wrong number.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <algorithm>
+#include <string>
+
+#include "ftbound/error.hpp"
+#include "spec/document.hpp"
+#include "spec/hf_config.hpp"
+#include "spec_test_util.hpp"
+
+namespace fs = std::filesystem;
+using spec_test::describe;
+using spec_test::run_ftbound;
+
+namespace {
+
+struct SourceRow {
+    std::string id, kind, published;
+    int64_t total = 0;
+};
+
+int64_t digits_of(const std::string& s) {
+    std::string d;
+    for (char c : s)
+        if (std::isdigit(static_cast<unsigned char>(c))) d += c;
+    return std::stoll(d);
+}
+
+std::map<std::string, SourceRow> sources_table() {
+    std::ifstream in(std::string(FTBOUND_SOURCE_DIR) + "/data/models/SOURCES.md");
+    std::map<std::string, SourceRow> rows;
+    std::string line;
+    // | id | exact total | kind | published figure and where |
+    static const std::regex row(R"(^\|\s*([A-Za-z0-9._-]+/[A-Za-z0-9._-]+)\s*\|\s*([0-9,]+)\s*\|\s*([a-z()+-]+)\s*\|(.*)\|\s*$)");
+    while (std::getline(in, line)) {
+        std::smatch m;
+        if (!std::regex_match(line, m, row)) continue;
+        rows[m[1]] = SourceRow{m[1], m[3], m[4], digits_of(m[2])};
+    }
+    return rows;
+}
+
+std::vector<std::string> catalog_model_ids() {
+    std::vector<std::string> ids;
+    const fs::path dir = fs::path(FTBOUND_SOURCE_DIR) / "data" / "models";
+    for (auto& e : fs::recursive_directory_iterator(dir))
+        if (e.path().extension() == ".json") {
+            std::string rel = fs::relative(e.path(), dir).string();
+            ids.push_back(rel.substr(0, rel.size() - 5));
+        }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+nlohmann::json model_json(const std::string& id_or_path) {
+    spec_test::CliResult r = run_ftbound({"model", id_or_path, "--json"});
+    EXPECT_EQ(r.exit_code, 0) << id_or_path << ": " << describe(r);
+    if (r.exit_code != 0) return {};
+    return nlohmann::json::parse(r.out);
+}
+
+// Published figures that are rounded (SOURCES.md kind "computed"): our exact count must round to them.
+// Bounds: the figure +- half a unit of its last digit, widened to 1% where the publisher rounded twice
+// (MPT-7B's card says 6.7B for 6,649,286,656, i.e. 6.65 -> 6.7).
+const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
+    {"tiiuae/falcon-7b", {6.5e9, 7.5e9}},           // card: "7B parameters"
+    {"mosaicml/mpt-7b", {6.7e9 * 0.99, 6.7e9 * 1.01}},  // card hyperparameter table: 6.7B
+    {"bigscience/T0_3B", {2.5e9, 3.5e9}},           // card: "3 billion"
+    {"bigscience/mt0-xxl", {12.5e9, 13.5e9}},       // card / mT5 paper: "13B"
+    {"facebook/opt-1.3b", {1.25e9, 1.35e9}},        // OPT paper Table 1: 1.3B
+    {"google-t5/t5-small", {55e6, 65e6}},           // T5 card: "60 million"
+};
+
+TEST(ModelParams, EveryCatalogModelMatchesSourcesTable) {
+    const auto table = sources_table();
+    const auto ids = catalog_model_ids();
+    ASSERT_GE(ids.size(), 31u);
+    for (const auto& id : ids) EXPECT_TRUE(table.count(id)) << id << " has no row in data/models/SOURCES.md";
+    for (const auto& [id, row] : table) {
+        SCOPED_TRACE(id);
+        EXPECT_TRUE(std::find(ids.begin(), ids.end(), id) != ids.end()) << "SOURCES.md row without a config";
+        nlohmann::json j = model_json(id);
+        if (j.is_null()) continue;
+        const int64_t total = j["params"]["total"].get<int64_t>();
+        EXPECT_EQ(total, row.total) << "kind " << row.kind;
+        // per_layer + embedding + head + the rest must add up; a negative part means a bug.
+        int64_t layers_sum = 0;
+        for (auto& p : j["params"]["per_layer"]) {
+            EXPECT_GT(p.get<int64_t>(), 0);
+            layers_sum += p.get<int64_t>();
+        }
+        EXPECT_EQ(j["params"]["per_layer"].size(), j["layers"].get<size_t>());
+        const int64_t rest = total - layers_sum - j["params"]["embedding"].get<int64_t>() - j["params"]["lm_head"].get<int64_t>();
+        EXPECT_GE(rest, 0);
+        EXPECT_LT(rest, 4 * j["hidden_size"].get<int64_t>() + 1) << "final norms (+ OPT projections) only";
+        if (row.kind == "exact-pub(+buf)") {
+            // The HF API total counts rotary_emb.inv_freq (head_dim/2 = 64 fp32 values per layer) as well.
+            std::smatch m;
+            ASSERT_TRUE(std::regex_search(row.published, m, std::regex(R"(safetensors\.total ([0-9,]+))"))) << row.published;
+            const int64_t hf_api = digits_of(m[1]);
+            EXPECT_EQ(hf_api - 64 * j["layers"].get<int64_t>(), total) << "HF API " << hf_api;
+        } else if (row.kind == "computed") {
+            ASSERT_TRUE(kRoundedBounds.count(id)) << "computed row without a rounded published figure in this test";
+            const auto [lo, hi] = kRoundedBounds.at(id);
+            EXPECT_GE(double(total), lo);
+            EXPECT_LT(double(total), hi);
+        } else {
+            EXPECT_EQ(row.kind, "exact-pub");
+        }
+    }
+}
+
+// Counts worked out by hand for three computed rows (so they are not only "our own count"):
+//  falcon-7b: per layer qkv 4544*(4544+2*64) + dense 4544^2 + mlp 2*4544*18176 + ln 2*4544 = 207,070,080;
+//             x32 + embedding 65024*4544 (tied) + ln_f 9088 = 6,921,720,704.
+//  opt-1.3b:  per layer 4*(2048^2+2048) + (2048*8192+8192) + (8192*2048+2048) + 2*2*2048 = 50,358,272;
+//             x24 + 50272*2048 + (2048+2)*2048 + 2*2048 = 1,315,758,080.
+//  t5-small:  32128*512 + 6*(4*512^2 + 2*512*2048 + 2*512) + 6*(8*512^2 + 2*512*2048 + 3*512) + 2*32*8 + 2*512
+//             = 60,506,624.
+TEST(ModelParams, HandCountsOfComputedRows) {
+    EXPECT_EQ(model_json("tiiuae/falcon-7b")["params"]["total"], 6921720704LL);
+    EXPECT_EQ(model_json("facebook/opt-1.3b")["params"]["total"], 1315758080LL);
+    EXPECT_EQ(model_json("google-t5/t5-small")["params"]["total"], 60506624LL);
+}
+
+// ---- tiny inline configs -------------------------------------------------------------------------
+
+ftb::ModelSpec read(const std::string& yaml) {
+    ftb::Json doc = ftb::parse_yaml_text(yaml, "inline");
+    return ftb::model_from_hf_config(ftb::Fields(doc, "inline", "model"), "tiny");
+}
+
+std::vector<int64_t> per_layer(const ftb::ModelSpec& m) {
+    std::vector<int64_t> v;
+    for (auto& l : m.layers) v.push_back(l.params());
+    return v;
+}
+
+struct Tiny {
+    const char* name;
+    std::string config;
+    int64_t total;
+    std::vector<int64_t> layers;   // per block
+};
+
+// Shared shape unless a case says otherwise: hidden h=64, vocab V=1000, 2 blocks, 4 heads.
+std::vector<Tiny> tiny_models() {
+    return {
+        // llama, GQA (kv 2) and head_dim 32 != 64/4: q 64*128, k 64*64, v 64*64, o 128*64 = 24,576;
+        // gate/up/down 3*64*160 = 30,720; 2 RMSNorm 128 -> 55,424 per block.
+        // total 2*55,424 + embed 64,000 + lm_head 64,000 + final norm 64 = 238,912.
+        {"llama_gqa_head_dim",
+         "{model_type: llama, hidden_size: 64, intermediate_size: 160, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 32, vocab_size: 1000, tie_word_embeddings: false}",
+         238912, {55424, 55424}},
+        // llama with attention_bias and mlp_bias: + q/k/v bias 128+64+64 + o bias 64 + gate/up 2*160 + down 64 = +704.
+        {"llama_biases",
+         "{model_type: llama, hidden_size: 64, intermediate_size: 160, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 32, vocab_size: 1000, tie_word_embeddings: false, attention_bias: true,"
+         " mlp_bias: true}",
+         238912 + 2 * 704, {55424 + 704, 55424 + 704}},
+        // qwen2: head_dim 16, kv 2: q 4096 + k 2048 + v 2048 + o 4096 = 12,288, q/k/v biases 64+32+32 = 128
+        // (o_proj has none); mlp 3*64*128 = 24,576; norms 128 -> 37,120. Tied: 2*37,120 + 64,000 + 64 = 138,304.
+        {"qwen2_biases_tied",
+         "{model_type: qwen2, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000, tie_word_embeddings: true}",
+         138304, {37120, 37120}},
+        // qwen3: head_dim 32: attention 24,576 + q_norm/k_norm 2*32 = 24,640; mlp 24,576; norms 128 -> 49,344.
+        // 2*49,344 + 64,000 + 64,000 + 64 = 226,752.
+        {"qwen3_qk_norm",
+         "{model_type: qwen3, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 32, vocab_size: 1000, tie_word_embeddings: false}",
+         226752, {49344, 49344}},
+        // gemma2: head_dim 32; attention 24,576, mlp 24,576, 4 RMSNorms 256 -> 49,408; tied by default:
+        // 2*49,408 + 64,000 + 64 = 162,880.
+        {"gemma2_four_norms_tied",
+         "{model_type: gemma2, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 32, vocab_size: 1000}",
+         162880, {49408, 49408}},
+        // gemma: as gemma2 with 2 norms: 49,408 - 128 = 49,280; 2*49,280 + 64,000 + 64 = 162,624.
+        {"gemma_tied",
+         "{model_type: gemma, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 32, vocab_size: 1000}",
+         162624, {49280, 49280}},
+        // mixtral: attention 12,288 (head_dim 16, kv 2); 4 experts * 3*64*96 = 73,728 + router 64*4 = 256;
+        // norms 128 -> 86,400. 2*86,400 + 64,000 + 64,000 + 64 = 300,864.
+        {"mixtral_experts_router",
+         "{model_type: mixtral, hidden_size: 64, intermediate_size: 96, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, num_local_experts: 4, num_experts_per_tok: 2, vocab_size: 1000,"
+         " tie_word_embeddings: false}",
+         300864, {86400, 86400}},
+        // qwen2_moe, 3 blocks, block 1 dense (mlp_only_layers). Attention: 4*64*64 + q/k/v bias 192 = 16,576.
+        // Sparse block: 4 experts * 3*64*32 = 24,576 + router 256 + shared expert 3*64*96 = 18,432 + shared gate 64
+        // + norms 128 -> 16,576 + 43,328 + 128 = 60,032. Dense block: 3*64*128 = 24,576 -> 41,280.
+        // 2*60,032 + 41,280 + 64,000 + 64,000 + 64 = 289,408.
+        {"qwen2_moe_shared_expert",
+         "{model_type: qwen2_moe, hidden_size: 64, intermediate_size: 128, moe_intermediate_size: 32,"
+         " shared_expert_intermediate_size: 96, num_experts: 4, num_experts_per_tok: 2, decoder_sparse_step: 1,"
+         " mlp_only_layers: [1], num_hidden_layers: 3, num_attention_heads: 4, vocab_size: 1000,"
+         " tie_word_embeddings: false}",
+         289408, {60032, 41280, 60032}},
+        // phi3: attention 4*64*64 = 16,384 (fused qkv_proj, same count); gate_up + down 3*64*128 = 24,576; norms 128.
+        // 2*41,088 + 64,000 + 64,000 + 64 = 210,240.
+        {"phi3",
+         "{model_type: phi3, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " vocab_size: 1000, tie_word_embeddings: false}",
+         210240, {41088, 41088}},
+        // phi: q/k/v/dense with bias 4*(64*64+64) = 16,640; fc1 64*256+256 + fc2 256*64+64 = 33,088;
+        // one input_layernorm with bias 128 -> 49,856. final_layernorm 128, lm_head 64*1000 + bias 1000.
+        // 2*49,856 + 64,000 + 128 + 65,000 = 228,840.
+        {"phi",
+         "{model_type: phi, hidden_size: 64, intermediate_size: 256, num_hidden_layers: 2, num_attention_heads: 4,"
+         " vocab_size: 1000}",
+         228840, {49856, 49856}},
+        // phi with qk_layernorm: + q_layernorm and k_layernorm, LayerNorm(head_dim 16) with bias = 4*16 = 64 per block.
+        {"phi_qk_layernorm",
+         "{model_type: phi, hidden_size: 64, intermediate_size: 256, num_hidden_layers: 2, num_attention_heads: 4,"
+         " vocab_size: 1000, qk_layernorm: true}",
+         228840 + 2 * 64, {49856 + 64, 49856 + 64}},
+        // gpt2: c_attn 64*192+192 + c_proj 64*64+64 + c_fc 64*256+256 + c_proj 256*64+64 + ln_1/ln_2 2*128 = 49,984;
+        // wte 64,000 + wpe 128*64 = 8,192 + ln_f 128; tied head. 2*49,984 + 72,320 = 172,288.
+        {"gpt2",
+         "{model_type: gpt2, n_embd: 64, n_layer: 2, n_head: 4, n_positions: 128, vocab_size: 1000}", 172288,
+         {49984, 49984}},
+        // gpt_neox: query_key_value 12,480 + dense 4,160 + h_to_4h 16,640 + 4h_to_h 16,448 + 2 LN 256 = 49,984;
+        // rotary (no table), untied embed_out: 2*49,984 + 64,000 + 64,000 + 128 = 228,096.
+        {"gpt_neox",
+         "{model_type: gpt_neox, hidden_size: 64, intermediate_size: 256, num_hidden_layers: 2, num_attention_heads: 4,"
+         " vocab_size: 1000, max_position_embeddings: 128}",
+         228096, {49984, 49984}},
+        // mpt, no_bias, learned positions (alibi off): Wqkv 64*192 + out_proj 4,096 + up/down 2*64*256 +
+        // norm_1/norm_2 weight-only 128 = 49,280; wte 64,000 + wpe 128*64 + norm_f 64 (tied head):
+        // 2*49,280 + 64,000 + 8,192 + 64 = 170,816.
+        {"mpt_learned_positions_no_bias",
+         "{model_type: mpt, d_model: 64, n_layers: 2, n_heads: 4, expansion_ratio: 4, max_seq_len: 128,"
+         " vocab_size: 1000, no_bias: true, learned_pos_emb: true, attn_config: {alibi: false}}",
+         170816, {49280, 49280}},
+        // mpt with biases and ALiBi (no position table): + Wqkv bias 192 + out 64 + up 256 + down 64 + norm biases 128
+        // = 50,000 per block; 2*50,000 + 64,000 + norm_f 128 = 164,128.
+        {"mpt_alibi_biases",
+         "{model_type: mpt, d_model: 64, n_layers: 2, n_heads: 4, expansion_ratio: 4, max_seq_len: 128,"
+         " vocab_size: 1000, no_bias: false, attn_config: {alibi: true}}",
+         164128, {50000, 50000}},
+        // falcon, old architecture, multi-query: query_key_value 64*(64+2*16) = 6,144, dense 4,096, mlp 2*64*256,
+        // one input_layernorm 128 -> 43,136; tied: 2*43,136 + 64,000 + ln_f 128 = 150,400.
+        {"falcon_multi_query",
+         "{model_type: falcon, hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, vocab_size: 1000,"
+         " multi_query: true, parallel_attn: true, bias: false, new_decoder_architecture: false}",
+         150400, {43136, 43136}},
+        // falcon, new architecture, 2 KV heads: query_key_value 64*(64+2*32) = 8,192, dense 4,096, mlp 32,768,
+        // ln_attn + ln_mlp 256 -> 45,312; 2*45,312 + 64,000 + 128 = 154,752.
+        {"falcon_new_architecture",
+         "{model_type: falcon, hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_kv_heads: 2,"
+         " vocab_size: 1000, new_decoder_architecture: true, bias: false}",
+         154752, {45312, 45312}},
+        // bloom: qkv 12,480 + dense 4,160 + mlp 16,640 + 16,448 + 2 LN 256 = 49,984; word_embeddings 64,000,
+        // word_embeddings_layernorm 128, ln_f 128, tied: 2*49,984 + 64,256 = 164,224.
+        {"bloom", "{model_type: bloom, hidden_size: 64, n_layer: 2, n_head: 4, vocab_size: 1000}", 164224, {49984, 49984}},
+        // stablelm, qkv bias + per-head qk LayerNorm (weight only): q 4,096+64, k 2,048+32, v 2,048+32, o 4,096,
+        // q_layernorm 4*16 + k_layernorm 2*16 = 96; mlp 3*64*160 = 30,720; 2 LN with bias 256 -> 43,488;
+        // 2*43,488 + 64,000 + 64,000 + 128 = 215,104.
+        {"stablelm_qkv_bias_qk_norm",
+         "{model_type: stablelm, hidden_size: 64, intermediate_size: 160, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000, use_qkv_bias: true, qk_layernorm: true,"
+         " use_parallel_residual: false, tie_word_embeddings: false}",
+         215104, {43488, 43488}},
+        // opt with word_embed_proj_dim 32: blocks 4*(64*64+64) + (64*256+256) + (256*64+64) + 2 LN 256 = 49,984;
+        // embed_tokens 1000*32, embed_positions (128+2)*64 = 8,320, project_in 32*64 + project_out 64*32,
+        // final_layer_norm 128, head tied to embed_tokens: 2*49,984 + 32,000 + 8,320 + 4,096 + 128 = 144,512.
+        {"opt_word_embed_proj_dim",
+         "{model_type: opt, hidden_size: 64, ffn_dim: 256, num_hidden_layers: 2, num_attention_heads: 4,"
+         " vocab_size: 1000, max_position_embeddings: 128, word_embed_proj_dim: 32}",
+         144512, {49984, 49984}},
+        // opt-350m style: post-LN (do_layer_norm_before false) has no final_layer_norm: 144,512 - 128 = 144,384.
+        {"opt_post_layer_norm",
+         "{model_type: opt, hidden_size: 64, ffn_dim: 256, num_hidden_layers: 2, num_attention_heads: 4,"
+         " vocab_size: 1000, max_position_embeddings: 128, word_embed_proj_dim: 32, do_layer_norm_before: false}",
+         144384, {49984, 49984}},
+        // opt with an untied head: lm_head = Linear(word_embed_proj_dim, vocab) (OPTForCausalLM), 32*1000 = 32,000:
+        // 144,512 + 32,000 = 176,512.
+        {"opt_untied_projected_head",
+         "{model_type: opt, hidden_size: 64, ffn_dim: 256, num_hidden_layers: 2, num_attention_heads: 4,"
+         " vocab_size: 1000, max_position_embeddings: 128, word_embed_proj_dim: 32, tie_word_embeddings: false}",
+         176512, {49984, 49984}},
+        // t5 gated-gelu, d_model 32, d_kv 16 (inner 64 != d_model), d_ff 64, 2 encoder + 3 decoder blocks, untied.
+        // attention q/k/v/o 4*32*64 = 8,192; wi_0/wi_1/wo 3*32*64 = 6,144; relative bias 32 buckets * 4 heads = 128
+        // in the first block of each stack. Encoder block 8,192 + 6,144 + 2*32 = 14,400 (first +128);
+        // decoder block 2*8,192 + 6,144 + 3*32 = 22,624 (first +128).
+        // total 2*14,400 + 3*22,624 + 2*128 + shared 100*32 + 2 final norms 64 + lm_head 3,200 = 103,392.
+        {"t5_gated_untied", spec_test::slurp(spec_test::data_path("configs/tiny_t5.json")), 103392,
+         {14528, 14400, 22752, 22624, 22624}},
+        // t5 v1.0 style: relu, d_kv 8 (inner 32), tied, decoder depth = encoder depth.
+        // attention 4*32*32 = 4,096; wi/wo 2*32*64 = 4,096. Encoder block 4,096 + 4,096 + 64 = 8,256;
+        // decoder block 2*4,096 + 4,096 + 96 = 12,384. 2*8,256 + 2*12,384 + 2*128 + 3,200 + 64 = 44,800.
+        {"t5_plain_tied",
+         "{model_type: t5, d_model: 32, d_kv: 8, d_ff: 64, num_layers: 2, num_heads: 4, vocab_size: 100,"
+         " feed_forward_proj: relu}",
+         44800, {8384, 8256, 12512, 12384}},
+    };
+}
+
+TEST(ModelParams, TinyConfigsOfEveryFamilyMatchHandCounts) {
+    std::set<std::string> families;
+    for (const Tiny& t : tiny_models()) {
+        SCOPED_TRACE(t.name);
+        ftb::ModelSpec m;
+        try {
+            m = read(t.config);
+        } catch (const std::exception& e) {
+            ADD_FAILURE() << e.what();
+            continue;
+        }
+        families.insert(m.architecture);
+        EXPECT_EQ(m.total_params(), t.total);
+        EXPECT_EQ(per_layer(m), t.layers);
+    }
+    for (const auto& f : ftb::supported_model_types())
+        if (f != "mt5") EXPECT_TRUE(families.count(f)) << "no hand-counted tiny config for " << f;
+}
+
+TEST(ModelParams, MoeActiveParams) {
+    // mixtral above: active per token = attention 12,288 + top-2 experts 2*18,432 + router 256 + norms 128 = 49,536
+    // per block; 2*49,536 + 64,000 + 64,000 + 64 = 227,136.
+    ftb::ModelSpec m = read(tiny_models()[6].config);
+    ASSERT_EQ(m.architecture, "mixtral");
+    EXPECT_EQ(m.active_params(), 227136);
+    EXPECT_TRUE(m.is_moe());
+}
+
+// The same counts through `ftbound model CONFIG.json --json`.
+TEST(ModelParams, CliReadsConfigFiles) {
+    nlohmann::json j = model_json(spec_test::data_path("configs/tiny_llama.json"));
+    ASSERT_FALSE(j.is_null());
+    EXPECT_EQ(j["architecture"], "llama");
+    EXPECT_EQ(j["params"]["total"], 238912);
+    EXPECT_EQ(j["params"]["embedding"], 64000);
+    EXPECT_EQ(j["params"]["per_layer"], nlohmann::json({55424, 55424}));
+    EXPECT_EQ(j["layers"], 2);
+    EXPECT_EQ(j["hidden_size"], 64);
+    EXPECT_EQ(j["vocab_size"], 1000);
+    nlohmann::json t5 = model_json(spec_test::data_path("configs/tiny_t5.json"));
+    ASSERT_FALSE(t5.is_null());
+    EXPECT_EQ(t5["params"]["total"], 103392);
+    EXPECT_EQ(t5["layers"], 5);
+    // The text form prints the exact total too.
+    spec_test::CliResult text = run_ftbound({"model", spec_test::data_path("configs/tiny_llama.json")});
+    EXPECT_EQ(text.exit_code, 0);
+    EXPECT_NE(text.out.find("238912"), std::string::npos) << text.out;
+}
+
+TEST(ModelParams, CliErrors) {
+    struct Bad { std::string arg, where, reason; };
+    const std::string not_a_config = spec_test::write_scratch("not_model.json", "{\"train\": 1}");
+    const std::string list_doc = spec_test::write_scratch("list.json", "[1, 2]");
+    for (const Bad& b : {Bad{"meta-llama/Llama-3.1-8", "command line: model: ", "(did you mean 'meta-llama/Llama-3.1-8B'?)"},
+                         Bad{"no-such-dir/config.json", "command line: model: ", "not found"},
+                         Bad{not_a_config, not_a_config + ": model_type: ", "missing"},
+                         Bad{list_doc, list_doc + ": ", "must be a mapping"}}) {
+        spec_test::CliResult r = run_ftbound({"model", b.arg, "--json"});
+        EXPECT_EQ(r.exit_code, 2) << b.arg << ": " << describe(r);
+        EXPECT_TRUE(r.out.empty()) << b.arg;
+        EXPECT_NE(r.err.find("error: " + b.where), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(b.reason), std::string::npos) << r.err;
+    }
+}
+
+// A count that does not fit int64 must be refused, not wrapped (hidden = vocab = 2^40: embedding 2^80).
+TEST(ModelParams, ParameterCountOverflowIsAnInputError) {
+    const std::string path = spec_test::write_scratch(
+        "huge_dims.json",
+        R"({"model_type": "llama", "hidden_size": 1099511627776, "intermediate_size": 128, "num_hidden_layers": 1,
+            "num_attention_heads": 1, "vocab_size": 1099511627776})");
+    spec_test::CliResult r = run_ftbound({"model", path, "--json"});
+    if (r.exit_code == 0) {
+        auto j = nlohmann::json::parse(r.out);
+        ADD_FAILURE() << "BUG (model_spec.cpp: int64 overflow in parameter counts): accepted, total "
+                      << j["params"]["total"] << ", embedding " << j["params"]["embedding"]
+                      << " (true embedding is 2^80)";
+    } else {
+        EXPECT_EQ(r.exit_code, 2) << describe(r);
+    }
+}
+
+// A config with 10^9 blocks must be refused as out of range (exit 2), not allocate per block until memory
+// runs out (here the child is capped at 2 GiB, so today it ends as "internal error: out of memory", exit 1).
+TEST(ModelParams, HugeLayerCountIsAnInputError) {
+    for (const char* cfg :
+         {R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1000000000,
+              "num_attention_heads": 4, "vocab_size": 100})",
+          R"({"model_type": "gpt2", "n_embd": 64, "n_layer": 1000000000000, "n_head": 4, "vocab_size": 100})",
+          R"({"model_type": "t5", "d_model": 32, "d_kv": 8, "d_ff": 64, "num_layers": 2, "num_decoder_layers": 1000000000,
+              "num_heads": 4, "vocab_size": 100})"}) {
+        const std::string path = spec_test::write_scratch("many_layers.json", cfg);
+        spec_test::CliResult r = run_ftbound({"model", path}, 20, rlim_t(2) << 30);
+        EXPECT_EQ(r.exit_code, 2) << "BUG (hf_config.cpp: layer counts up to 2^40 are allocated): " << describe(r);
+        EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+    }
+}
+
+// Linux paths are bytes; `model --json` echoes the path as the name and must still print valid JSON.
+TEST(ModelParams, NonUtf8ConfigPathWithJson) {
+    const std::string path = spec_test::write_scratch("tiny\xff.json", spec_test::slurp(spec_test::data_path("configs/tiny_llama.json")));
+    spec_test::CliResult r = run_ftbound({"model", path, "--json"});
+    EXPECT_EQ(r.exit_code, 0) << "BUG (cmd_model.cpp: nlohmann dump throws on a non-UTF-8 name): " << describe(r);
+}
+
+}  // namespace
