@@ -70,8 +70,10 @@ echo "runs per command: $runs (+3 warm-up); load average: $(cut -d' ' -f1-3 /pro
 printf '%-50s %9s %9s %9s %9s %6s  %s\n' "command" "median_ms" "p90_ms" "min_ms" "max_ms" "cpu_ms" "target (wall p90 < 20 ms)"
 status=0
 if r=$(time_command "$bin" --help); then
-    printf '%-50s %9s %9s %9s %9s %6s  %s\n' "ftbound --help (process floor)" $r "-"
+    read -ra fields <<< "$r"
+    printf '%-50s %9s %9s %9s %9s %6s  %s\n' "ftbound --help (process floor)" "${fields[@]}" "-"
 fi
+timed_jobs=()
 for job in "${jobs[@]}"; do
     name="plan $(basename "$job")"
     if ! r=$(time_command "$bin" plan "$job"); then
@@ -79,16 +81,18 @@ for job in "${jobs[@]}"; do
         status=1
         continue
     fi
-    read -r med p90 _ _ cpu <<< "$r"
+    read -ra fields <<< "$r"
+    med=${fields[0]} p90=${fields[1]} cpu=${fields[4]}
+    timed_jobs+=("$job")
     verdict=$(awk -v m="$med" -v p="$p90" -v c="$cpu" 'BEGIN {
         print (p < 20 ? "ok" : (m < 20 ? "median ok, p90 over" : "missed")) (c < 20 ? "; cpu ok" : "; cpu over") }')
-    printf '%-50s %9s %9s %9s %9s %6s  %s\n' "$name" $r "$verdict"
+    printf '%-50s %9s %9s %9s %9s %6s  %s\n' "$name" "${fields[@]}" "$verdict"
 done
 
-if command -v hyperfine > /dev/null; then
+if command -v hyperfine > /dev/null && (( ${#timed_jobs[@]} > 0 )); then
     echo
     echo "hyperfine (same commands, -N, $runs runs):"
-    for job in "${jobs[@]}"; do
+    for job in "${timed_jobs[@]}"; do
         hyperfine -N --warmup 3 --runs "$runs" --style basic "$bin plan $job" 2>/dev/null | sed -n '1,3p' || true
     done
 fi

@@ -22,9 +22,7 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
     const double h = double(l.hidden), q = double(l.q_dim()), i = double(l.ffn_intermediate);
     const double act = s.bytes.act, mm = s.bytes.matmul_in;
     const Attention attn = job.spec.train.attention;
-    const bool fused_qkv = job.framework.fused_qkv ||
-                           m.architecture == "gpt2" || m.architecture == "gpt_neox" || m.architecture == "mpt" ||
-                           m.architecture == "falcon" || m.architecture == "bloom" || m.architecture == "phi3";
+    const bool fused_qkv = s.fused_qkv;
     // HF's sdpa and eager paths repeat k/v to all query heads (repeat_kv) before attention; flash keeps GQA.
     const double kv = (attn == Attention::flash || job.framework.fused_qkv) ? double(l.kv_dim()) : q;
     const uint32_t lora = s.adapters ? s.lora_mask : 0;
@@ -54,7 +52,7 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
     // bitsandbytes MatMul4Bit keeps its input A whenever A needs a gradient (ctx.tensors = (A, B)), so a
     // quantised frozen linear saves its input like a trainable one (bitsandbytes autograd/_functions.py).
     const bool saves_frozen_inputs = job.spec.train.method == Method::qlora;
-    const bool keeps_inputs = trainable_weights || saves_frozen_inputs;
+    const bool keeps_inputs = trainable_weights || saves_frozen_inputs || job.framework.frozen_linear_saves_input;
     const int qkv_linears = fused_qkv ? 1 : 3;
     const int qkv_adapters = fused_qkv ? ((lora & (kQ | kK | kV)) ? 1 : 0)
                                        : !!(lora & kQ) + !!(lora & kK) + !!(lora & kV);

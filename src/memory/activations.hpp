@@ -1,6 +1,6 @@
 // Activations saved for backward, per token of one block, counted per op the way autograd keeps
-// them: an op saves an input only when the gradient of another input that requires grad needs it
-// (a frozen linear keeps no input; a trainable or LoRA-targeted one does).
+// them. Elementwise ops save an input only when the gradient of another input needs it; linear layers
+// follow the framework (FrameworkProfile::frozen_linear_saves_input).
 #pragma once
 #include "ftbound/memory.hpp"
 #include "memory/training_setup.hpp"

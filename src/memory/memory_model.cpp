@@ -57,10 +57,10 @@ Split stage_split(int64_t layers, int64_t pp, int64_t stage) {
     return s;
 }
 
-StageParams stage_params(const Job& job, const TrainingSetup& set, const Split& sp) {
+StageParams stage_params(const Job& job, const TrainingSetup& set, const Split& sp, bool unsharded = false) {
     const ModelSpec& m = job.model;
     const ParallelSpec& par = job.spec.parallel;
-    const double tp = double(par.tp), ep = double(par.ep);
+    const double tp = unsharded ? 1.0 : double(par.tp), ep = unsharded ? 1.0 : double(par.ep);
     const bool qlora = job.spec.train.method == Method::qlora;
     const int64_t r = job.spec.train.lora.rank;
     StageParams p;
@@ -218,10 +218,7 @@ MemoryResult plan_memory(const Job& job) {
     // Total trainable parameters (whole model), for the report.
     {
         Split all{0, L, true, true};
-        Job single = job;
-        single.spec.parallel.tp = 1;
-        single.spec.parallel.ep = 1;
-        res.trainable_params = stage_params(single, set, all).trainable;
+        res.trainable_params = stage_params(job, set, all, true).trainable;
     }
 
     PhasePeak best;

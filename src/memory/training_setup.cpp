@@ -132,6 +132,9 @@ TrainingSetup derive_setup(const Job& job) {
     s.grad_accumulation = job.spec.grad_accumulation();
     s.tokens_per_micro_batch = t.micro_batch * t.seq_len / p.cp;
     s.dp_shard = p.dp;
+    const std::string& a = job.model.architecture;
+    s.fused_qkv = fw.fused_qkv || a == "gpt2" || a == "gpt_neox" || a == "mpt" || a == "falcon" || a == "bloom" ||
+                  a == "phi3";
     return s;
 }
 

@@ -41,6 +41,7 @@ struct TrainingSetup {
     int64_t grad_accumulation = 1;
     int64_t tokens_per_micro_batch = 0;   // per GPU (b * s / cp)
     int64_t dp_shard = 1;              // ZeRO/FSDP sharding degree
+    bool fused_qkv = false;            // one q/k/v projection: the family's module layout or the framework's
 };
 
 TrainingSetup derive_setup(const Job& job);

@@ -225,7 +225,11 @@ ModelSpec read_mpt(const Fields& f) {
         else if (attn_type == "grouped_query_attention") kv = opt_int(a, {"kv_n_heads"}, heads, 1);
         check_kv(a, "kv_n_heads", heads, kv);
     }
-    const bool learned = opt_bool(f, "learned_pos_emb", true);
+    // MPTConfig turns learned positions off when ALiBi or RoPE is on ("alibi or rope is turned on, setting
+    // learned_pos_emb to False", llm-foundry configuration_mpt.py).
+    bool rope = false;
+    if (f.has("attn_config")) rope = opt_bool(f.child("attn_config"), "rope", false);
+    const bool learned = opt_bool(f, "learned_pos_emb", true) && !alibi && !rope;
     m.position = alibi ? PositionKind::alibi : (learned ? PositionKind::learned : PositionKind::rotary);
     if (learned) m.position_embedding_params = m.max_positions * m.hidden;
     m.norm = NormKind::layernorm;

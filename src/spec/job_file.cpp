@@ -308,7 +308,7 @@ FrameworkProfile load_framework(const std::string& name, const std::string& file
         m.reject_unknown({"mixed_style", "mixed_grad_bytes", "optimizer_step", "ddp_gradient_buckets", "fused_qkv",
                           "fused_norm", "zero3_live_layers", "zero_bucket_elements", "allocator_overhead_fraction",
                           "nccl_buffer_bytes", "cross_entropy_live_copies", "qlora_quantizes_lm_head",
-                          "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation"});
+                          "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "frozen_linear_saves_input"});
         p.mixed_style = m.get_choice("mixed_style", {"amp", "master"}).value_or("amp") == "master" ? MixedStyle::master
                                                                                                 : MixedStyle::amp;
         p.mixed_grad_bytes = m.get_number("mixed_grad_bytes", 1, 8).value_or(4);
@@ -326,6 +326,7 @@ FrameworkProfile load_framework(const std::string& name, const std::string& file
         p.qlora_quantizes_lm_head = m.get_bool("qlora_quantizes_lm_head").value_or(false);
         p.fsdp_unit_mixes_frozen = m.get_bool("fsdp_unit_mixes_frozen").value_or(false);
         p.fsdp_no_sync_accumulation = m.get_bool("fsdp_no_sync_accumulation").value_or(false);
+        p.frozen_linear_saves_input = m.get_bool("frozen_linear_saves_input").value_or(true);
     }
     if (f.has("time")) {
         Fields t = f.child("time");

@@ -300,6 +300,25 @@ CommGroup scaled_group(CommGroup g, const ResourceScale& s) {
     return g;
 }
 
+// The communication groups of a layout (built once per job: they walk the topology).
+Groups build_groups(const Job& job) {
+    const ParallelSpec& par = job.spec.parallel;
+    const SystemSpec& sys = job.system;
+    const int gpn = sys.devices_per_node;
+    auto per_node = [&](int64_t inner, int64_t size) {   // ranks of a group on one node, Megatron order tp-cp-dp-pp
+        const int64_t span = std::max<int64_t>(1, int64_t(gpn) / std::max<int64_t>(1, inner));
+        return int(std::max<int64_t>(1, std::min<int64_t>(size, span)));
+    };
+    Groups g;
+    if (sys.cpu_only) return g;
+    if (par.tp > 1) g.tp = comm_group(sys, int(par.tp), int(std::min<int64_t>(par.tp, gpn)));
+    if (par.cp > 1) g.cp = comm_group(sys, int(par.cp), per_node(par.tp, par.cp));
+    if (par.dp > 1) g.dp = comm_group(sys, int(par.dp), per_node(par.tp * par.cp, par.dp));
+    if (par.pp > 1) g.pp = comm_group(sys, 2, per_node(par.tp * par.cp * par.dp, 2));
+    if (par.ep > 1) g.ep = comm_group(sys, int(par.ep), per_node(par.tp, par.ep));
+    return g;
+}
+
 class Ledger {
 public:
     void add(const std::string& phase, double seconds, Resource r) {
@@ -317,9 +336,17 @@ private:
     std::vector<StepPhase> phases_;
 };
 
+TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const ResourceScale& scale, const Groups* groups);
+
 }  // namespace
 
 TimeResult plan_time(const Job& job, const MemoryResult& mem, const ResourceScale& scale) {
+    return plan_time_with(job, mem, scale, nullptr);
+}
+
+namespace {
+
+TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const ResourceScale& scale, const Groups* groups) {
     const ModelSpec& m = job.model;
     const JobSpec& js = job.spec;
     const TrainSpec& tr = js.train;
@@ -330,9 +357,7 @@ TimeResult plan_time(const Job& job, const MemoryResult& mem, const ResourceScal
     const bool cpu = sys.cpu_only;
     Context c{job, set, rates, scale, gemm_dtype(tr.precision), double(par.tp), set.bytes.act, set.bytes.residual,
               tr.compile, job.framework.fused_norm,
-              job.framework.fused_qkv || m.architecture == "gpt2" || m.architecture == "gpt_neox" ||
-                  m.architecture == "mpt" || m.architecture == "falcon" || m.architecture == "bloom" ||
-                  m.architecture == "phi3",
+              set.fused_qkv,
               cpu ? 1.0 : 1.0 / matmul_time_factor(job.framework, rates.arch)};
     TimeResult res;
     Ledger ledger;
@@ -440,18 +465,16 @@ TimeResult plan_time(const Job& job, const MemoryResult& mem, const ResourceScal
 
     // --- communication ---
     const int gpn = sys.devices_per_node;
-    auto per_node = [&](int64_t inner, int64_t size) {   // ranks of a group on one node, Megatron order tp-cp-dp-pp
-        const int64_t span = std::max<int64_t>(1, int64_t(gpn) / std::max<int64_t>(1, inner));
-        return int(std::max<int64_t>(1, std::min<int64_t>(size, span)));
-    };
     double comm_busy = 0;
     if (!cpu) {
+        const Groups built = groups ? Groups{} : build_groups(job);
+        const Groups& base = groups ? *groups : built;
         Groups g;
-        if (par.tp > 1) g.tp = scaled_group(comm_group(sys, int(par.tp), int(std::min<int64_t>(par.tp, gpn))), scale);
-        if (par.cp > 1) g.cp = scaled_group(comm_group(sys, int(par.cp), per_node(par.tp, par.cp)), scale);
-        if (par.dp > 1) g.dp = scaled_group(comm_group(sys, int(par.dp), per_node(par.tp * par.cp, par.dp)), scale);
-        if (par.pp > 1) g.pp = scaled_group(comm_group(sys, 2, per_node(par.tp * par.cp * par.dp, 2)), scale);
-        if (par.ep > 1) g.ep = scaled_group(comm_group(sys, int(par.ep), per_node(par.tp, par.ep)), scale);
+        g.tp = scaled_group(base.tp, scale);
+        g.cp = scaled_group(base.cp, scale);
+        g.dp = scaled_group(base.dp, scale);
+        g.pp = scaled_group(base.pp, scale);
+        g.ep = scaled_group(base.ep, scale);
         const double h = double(m.hidden);
         const double L_stage = double(L) / double(par.pp);
         // Tensor parallel: two all-reduces (or reduce-scatter + all-gather with sequence parallel) of the
@@ -704,8 +727,11 @@ TimeResult plan_time(const Job& job, const MemoryResult& mem, const ResourceScal
     return res;
 }
 
+}  // namespace
+
 std::vector<WeakPoint> weak_points(const Job& job, const MemoryResult& memory, const TimeResult& base) {
     std::vector<WeakPoint> out;
+    const Groups groups = build_groups(job);
     static const std::pair<Resource, const char*> candidates[] = {
         {Resource::compute, "tensor-core (matmul) throughput"},
         {Resource::memory_bandwidth, "HBM bandwidth"},
@@ -726,7 +752,7 @@ std::vector<WeakPoint> weak_points(const Job& job, const MemoryResult& memory, c
                 if (p.resource == Resource::pipeline_bubble) bubble += p.seconds;
             step = base.step_seconds - bubble / 2;
         } else {
-            step = plan_time(job, memory, s).step_seconds;
+            step = plan_time_with(job, memory, s, &groups).step_seconds;
         }
         const double speedup = step > 0 ? base.step_seconds / step : 1;
         if (speedup > 1.001) out.push_back({r, what, speedup});

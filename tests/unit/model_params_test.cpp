@@ -171,6 +171,12 @@ std::vector<Tiny> tiny_models() {
          " num_key_value_heads: 2, head_dim: 32, vocab_size: 1000, tie_word_embeddings: false, attention_bias: true,"
          " mlp_bias: true}",
          238912 + 2 * 704, {55424 + 704, 55424 + 704}},
+        // mistral: head_dim 16, kv 2: q 4,096 + k 2,048 + v 2,048 + o 4,096 = 12,288 (no biases); mlp 3*64*128 = 24,576;
+        // norms 128 -> 36,992. Untied: 2*36,992 + 64,000 + 64,000 + 64 = 202,048. (sliding_window changes no count.)
+        {"mistral_sliding_window",
+         "{model_type: mistral, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000, sliding_window: 16, tie_word_embeddings: false}",
+         202048, {36992, 36992}},
         // qwen2: head_dim 16, kv 2: q 4096 + k 2048 + v 2048 + o 4096 = 12,288, q/k/v biases 64+32+32 = 128
         // (o_proj has none); mlp 3*64*128 = 24,576; norms 128 -> 37,120. Tied: 2*37,120 + 64,000 + 64 = 138,304.
         {"qwen2_biases_tied",
@@ -248,11 +254,12 @@ std::vector<Tiny> tiny_models() {
          " vocab_size: 1000, no_bias: true, learned_pos_emb: true, attn_config: {alibi: false}}",
          170816, {49280, 49280}},
         // mpt with biases and ALiBi (no position table): + Wqkv bias 192 + out 64 + up 256 + down 64 + norm biases 128
-        // = 50,000 per block; 2*50,000 + 64,000 + norm_f 128 = 164,128.
+        // = 49,984 per block; 2*49,984 + 64,000 + norm_f 128 = 164,096 (learned_pos_emb defaults to true, but
+        // ALiBi replaces the table: SOURCES.md, mpt-7b).
         {"mpt_alibi_biases",
          "{model_type: mpt, d_model: 64, n_layers: 2, n_heads: 4, expansion_ratio: 4, max_seq_len: 128,"
          " vocab_size: 1000, no_bias: false, attn_config: {alibi: true}}",
-         164128, {50000, 50000}},
+         164096, {49984, 49984}},
         // falcon, old architecture, multi-query: query_key_value 64*(64+2*16) = 6,144, dense 4,096, mlp 2*64*256,
         // one input_layernorm 128 -> 43,136; tied: 2*43,136 + 64,000 + ln_f 128 = 150,400.
         {"falcon_multi_query",
@@ -333,7 +340,7 @@ TEST(ModelParams, TinyConfigsOfEveryFamilyMatchHandCounts) {
 TEST(ModelParams, MoeActiveParams) {
     // mixtral above: active per token = attention 12,288 + top-2 experts 2*18,432 + router 256 + norms 128 = 49,536
     // per block; 2*49,536 + 64,000 + 64,000 + 64 = 227,136.
-    ftb::ModelSpec m = read(tiny_models()[6].config);
+    ftb::ModelSpec m = read(tiny_models()[7].config);
     ASSERT_EQ(m.architecture, "mixtral");
     EXPECT_EQ(m.active_params(), 227136);
     EXPECT_TRUE(m.is_moe());
@@ -394,7 +401,7 @@ TEST(ModelParams, ParameterCountOverflowIsAnInputError) {
 }
 
 // A config with 10^9 blocks must be refused as out of range (exit 2), not allocate per block until memory
-// runs out (here the child is capped at 2 GiB, so today it ends as "internal error: out of memory", exit 1).
+// runs out (here the child is capped at 512 MiB, so today it ends as "internal error: out of memory", exit 1).
 TEST(ModelParams, HugeLayerCountIsAnInputError) {
     for (const char* cfg :
          {R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1000000000,
@@ -403,7 +410,7 @@ TEST(ModelParams, HugeLayerCountIsAnInputError) {
           R"({"model_type": "t5", "d_model": 32, "d_kv": 8, "d_ff": 64, "num_layers": 2, "num_decoder_layers": 1000000000,
               "num_heads": 4, "vocab_size": 100})"}) {
         const std::string path = spec_test::write_scratch("many_layers.json", cfg);
-        spec_test::CliResult r = run_ftbound({"model", path}, 20, rlim_t(2) << 30);
+        spec_test::CliResult r = run_ftbound({"model", path}, 20, rlim_t(512) << 20);
         EXPECT_EQ(r.exit_code, 2) << "BUG (hf_config.cpp: layer counts up to 2^40 are allocated): " << describe(r);
         EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
     }

@@ -1,0 +1,211 @@
+// `ftbound plan JOB --json` against CONTRACT.md "plan --json: the keys that must be there": every key present
+// with the right type, step.breakdown summing to step.seconds, resources only from the vocabulary, no NaN,
+// nulls only where the contract allows them. Runs the real binary on the example jobs and the test jobs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "plan_test_util.hpp"
+#include "spec_test_util.hpp"
+
+namespace ftb {
+namespace {
+
+using namespace plan_test;
+using spec_test::describe;
+using spec_test::run_ftbound;
+
+Json plan_json(const std::vector<std::string>& args) {
+    std::vector<std::string> full{"plan"};
+    full.insert(full.end(), args.begin(), args.end());
+    full.push_back("--json");
+    const auto r = run_ftbound(full);
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    if (r.exit_code != 0) return Json();
+    // Exactly one JSON document: parse the whole of stdout.
+    try {
+        return Json::parse(r.out);
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "stdout is not one JSON document: " << e.what() << "\n" << r.out.substr(0, 400);
+        return Json();
+    }
+}
+
+void check_contract(const Json& j, const std::string& job) {
+    SCOPED_TRACE(job);
+    ASSERT_TRUE(j.is_object());
+    for (const char* k : {"memory.allocated_peak_bytes", "memory.reserved_peak_bytes", "memory.device_used_bytes",
+                          "memory.capacity_bytes", "memory.host_bytes", "memory.breakdown.weights",
+                          "memory.breakdown.gradients", "memory.breakdown.optimizer", "memory.breakdown.activations",
+                          "memory.breakdown.logits", "memory.breakdown.temporary", "memory.breakdown.overhead",
+                          "limits.max_micro_batch", "limits.max_seq_len", "step.seconds",
+                          "throughput.tokens_per_second", "throughput.tokens_per_second_per_gpu", "throughput.mfu",
+                          "throughput.hfu", "bottleneck.share", "reliability.expected_interruptions",
+                          "reliability.checkpoint_interval_seconds", "reliability.goodput"})
+        expect_number(j, k);
+    ASSERT_TRUE(j["memory"]["fits"].is_boolean());
+    EXPECT_TRUE(j["limits"]["max_micro_batch"].is_number_integer());
+    EXPECT_TRUE(j["limits"]["max_seq_len"].is_number_integer());
+    EXPECT_GE(j["limits"]["max_micro_batch"].get<int64_t>(), 0);
+    EXPECT_GE(j["limits"]["max_seq_len"].get<int64_t>(), 0);
+
+    const Json& m = j["memory"];
+    // fits means device_used <= capacity; the three memory figures nest.
+    EXPECT_EQ(m["fits"].get<bool>(), m["device_used_bytes"].get<double>() <= m["capacity_bytes"].get<double>());
+    EXPECT_LE(m["allocated_peak_bytes"].get<double>(), m["reserved_peak_bytes"].get<double>());
+    EXPECT_LE(m["reserved_peak_bytes"].get<double>(), m["device_used_bytes"].get<double>());
+    double parts = 0;
+    for (const char* k : {"weights", "gradients", "optimizer", "activations", "logits", "temporary"}) {
+        EXPECT_GE(m["breakdown"][k].get<double>(), 0) << k;
+        parts += m["breakdown"][k].get<double>();
+    }
+    EXPECT_NEAR(parts, m["allocated_peak_bytes"].get<double>(), 1e-6 * parts);
+    EXPECT_NEAR(parts + m["breakdown"]["overhead"].get<double>(), m["device_used_bytes"].get<double>(), 1e-6 * parts);
+
+    // step.breakdown: {phase, seconds, resource}, summing to step.seconds.
+    const double step = j["step"]["seconds"].get<double>();
+    EXPECT_GT(step, 0);
+    ASSERT_TRUE(j["step"]["breakdown"].is_array());
+    ASSERT_FALSE(j["step"]["breakdown"].empty());
+    double sum = 0;
+    for (const Json& p : j["step"]["breakdown"]) {
+        ASSERT_TRUE(p.contains("phase") && p["phase"].is_string()) << p.dump();
+        ASSERT_TRUE(p.contains("seconds") && p["seconds"].is_number()) << p.dump();
+        ASSERT_TRUE(p.contains("resource") && p["resource"].is_string()) << p.dump();
+        EXPECT_TRUE(in_vocabulary(p["resource"].get<std::string>())) << p.dump();
+        EXPECT_GE(p["seconds"].get<double>(), 0) << p.dump();
+        sum += p["seconds"].get<double>();
+    }
+    EXPECT_NEAR(sum, step, 1e-9 * step);
+
+    // bottleneck: one vocabulary resource; its share is what the breakdown attributes to it.
+    ASSERT_TRUE(j["bottleneck"]["resource"].is_string());
+    const std::string bottleneck = j["bottleneck"]["resource"].get<std::string>();
+    EXPECT_TRUE(in_vocabulary(bottleneck)) << bottleneck;
+    const double share = j["bottleneck"]["share"].get<double>();
+    EXPECT_GT(share, 0);
+    EXPECT_LE(share, 1);
+    double attributed = 0;
+    for (const Json& p : j["step"]["breakdown"])
+        if (p["resource"] == bottleneck) attributed += p["seconds"].get<double>();
+    EXPECT_NEAR(attributed / step, share, 1e-9) << "bottleneck share is not its part of step.breakdown";
+
+    // throughput
+    const Json& t = j["throughput"];
+    EXPECT_GT(t["tokens_per_second"].get<double>(), 0);
+    EXPECT_NEAR(t["tokens_per_second_per_gpu"].get<double>() * j["gpus"].get<double>(), t["tokens_per_second"].get<double>(),
+                1e-9 * t["tokens_per_second"].get<double>());
+    EXPECT_GT(t["mfu"].get<double>(), 0);
+    EXPECT_LT(t["mfu"].get<double>(), 1);
+    EXPECT_GT(t["hfu"].get<double>(), 0);
+    EXPECT_LT(t["hfu"].get<double>(), 1);
+
+    // weak points: {resource, what, impact}, vocabulary resources.
+    ASSERT_TRUE(j["weak_points"].is_array());
+    for (const Json& w : j["weak_points"]) {
+        ASSERT_TRUE(w.contains("resource") && w["resource"].is_string()) << w.dump();
+        EXPECT_TRUE(in_vocabulary(w["resource"].get<std::string>())) << w.dump();
+        ASSERT_TRUE(w.contains("what") && w["what"].is_string()) << w.dump();
+        EXPECT_FALSE(w["what"].get<std::string>().empty());
+        ASSERT_TRUE(w.contains("impact") && w["impact"].is_number()) << w.dump();
+    }
+
+    // Nulls the contract allows: time_to_train without data.tokens, cost without a price; energy only with a job
+    // length. Everything else a number.
+    ASSERT_TRUE(j.contains("time_to_train_seconds"));
+    ASSERT_TRUE(j.contains("energy_kwh"));
+    ASSERT_TRUE(j.contains("cost"));
+    EXPECT_TRUE(j["time_to_train_seconds"].is_null() || j["time_to_train_seconds"].is_number());
+    EXPECT_TRUE(j["cost"].is_null() || j["cost"].is_number());
+    EXPECT_EQ(j["energy_kwh"].is_null(), j["time_to_train_seconds"].is_null());
+    if (j["time_to_train_seconds"].is_number()) EXPECT_GT(j["time_to_train_seconds"].get<double>(), 0);
+    if (j["energy_kwh"].is_number()) EXPECT_GT(j["energy_kwh"].get<double>(), 0);
+    if (j["cost"].is_number()) EXPECT_GT(j["cost"].get<double>(), 0);
+    const Json& rel = j["reliability"];
+    EXPECT_GE(rel["expected_interruptions"].get<double>(), 0);
+    EXPECT_GT(rel["checkpoint_interval_seconds"].get<double>(), 0);
+    EXPECT_GT(rel["goodput"].get<double>(), 0);
+    EXPECT_LE(rel["goodput"].get<double>(), 1);
+    expect_all_finite(j);
+}
+
+TEST(PlanJsonContract, ExampleJobs) {
+    for (const char* name : {"llama3.1-70b-full-8xh100-unsharded.yaml", "llama3.1-8b-lora-r760xa.yaml",
+                             "llama3.1-8b-lora-rtx4090.yaml"}) {
+        const Json j = plan_json({example(name)});
+        check_contract(j, name);
+    }
+}
+
+TEST(PlanJsonContract, TestJobs) {
+    for (const char* name : {"llama3-405b-16k-gpus.yaml", "full-8b-on-small-psu.yaml", "lora-8b-8xh100-few-hours.yaml",
+                             "full-1b-no-data.yaml", "lora-8b-cpu-server.yaml", "pipeline-13b-bubble.yaml",
+                             "zero3-8b-2-nodes-25g.yaml", "offload-8b-4xh100-pcie.yaml"}) {
+        const Json j = plan_json({plan_data(name)});
+        check_contract(j, name);
+    }
+}
+
+TEST(PlanJsonContract, CostNullWithoutPriceTimeNullWithoutTokens) {
+    // The RTX 4090 example gives data.tokens but no price.
+    const Json priced_not = plan_json({example("llama3.1-8b-lora-rtx4090.yaml")});
+    EXPECT_TRUE(priced_not["cost"].is_null());
+    EXPECT_TRUE(priced_not["time_to_train_seconds"].is_number());
+    EXPECT_TRUE(priced_not["energy_kwh"].is_number());
+    // ... and a price makes it a number: GPU-hours x price at least.
+    const Json priced = plan_json({example("llama3.1-8b-lora-rtx4090.yaml"), "--set", "ops.price_per_gpu_hour=0.5"});
+    ASSERT_TRUE(priced["cost"].is_number());
+    EXPECT_GE(priced["cost"].get<double>(), 0.5 * priced["time_to_train_seconds"].get<double>() / 3600);
+    // No data section: no time to train, no whole-job energy or cost.
+    const Json no_data = plan_json({plan_data("full-1b-no-data.yaml"), "--set", "ops.price_per_gpu_hour=2"});
+    EXPECT_TRUE(no_data["time_to_train_seconds"].is_null());
+    EXPECT_TRUE(no_data["cost"].is_null());
+}
+
+TEST(PlanJsonContract, TimeToTrainIsTokensOverThroughput) {
+    // data.tokens 2e7 x 1 epoch at the predicted tokens/s.
+    const Json j = plan_json({example("llama3.1-8b-lora-rtx4090.yaml")});
+    EXPECT_NEAR(j["time_to_train_seconds"].get<double>(), 2e7 / j["throughput"]["tokens_per_second"].get<double>(),
+                1e-6 * j["time_to_train_seconds"].get<double>());
+    const Json two = plan_json({example("llama3.1-8b-lora-rtx4090.yaml"), "--set", "data.epochs=2"});
+    EXPECT_NEAR(two["time_to_train_seconds"].get<double>(), 2 * j["time_to_train_seconds"].get<double>(),
+                1e-6 * two["time_to_train_seconds"].get<double>());
+}
+
+TEST(PlanJsonContract, TextAndJsonAgreeOnFit) {
+    const auto text = run_ftbound({"plan", example("llama3.1-70b-full-8xh100-unsharded.yaml")});
+    ASSERT_EQ(text.exit_code, 0) << describe(text);
+    EXPECT_NE(text.out.find("DOES NOT FIT"), std::string::npos);
+    EXPECT_EQ(text.out.find("nan"), std::string::npos);
+    EXPECT_EQ(text.out.find("inf "), std::string::npos);
+}
+
+// Bad input: exit 2, `error: ` lines naming the problem, nothing on stdout.
+void expect_input_error(const std::vector<std::string>& args, const std::string& must_mention) {
+    const auto r = run_ftbound(args);
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << joined << describe(r);
+    EXPECT_TRUE(r.out.empty()) << joined << "\nstdout: " << r.out.substr(0, 300);
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << joined << "\nstderr: " << r.err;
+    EXPECT_NE(r.err.find(must_mention), std::string::npos) << joined << "\nstderr: " << r.err;
+}
+
+TEST(PlanErrors, BadSet) {
+    const std::string job = example("llama3.1-8b-lora-r760xa.yaml");
+    expect_input_error({"plan", job, "--set", "train.micro_batch"}, "train.micro_batch");          // no '='
+    expect_input_error({"plan", job, "--set", "=4"}, "--set");                                      // no key
+    expect_input_error({"plan", job, "--set", "train..micro_batch=4"}, "train..micro_batch");       // empty part
+    expect_input_error({"plan", job, "--set", "train.micro_bach=4", "--json"}, "micro_batch");      // typo: did you mean
+    expect_input_error({"plan", job, "--set", "train.micro_batch=abc"}, "train.micro_batch");       // not a number
+    expect_input_error({"plan", job, "--set", "train.micro_batch=0"}, "train.micro_batch");         // out of range
+    expect_input_error({"plan", job, "--set", "parallel.tp=3"}, "parallel");                        // impossible layout
+    expect_input_error({"plan", job, "--set", "train.method=dora"}, "train.method");                // unknown choice
+    expect_input_error({"plan", job, "--set", "hardware.system=no-such-server"}, "no-such-server"); // unknown system
+}
+
+}  // namespace
+}  // namespace ftb
