@@ -80,7 +80,7 @@ struct ModelSpec {
     const LayerSpec& layer(size_t i) const { return layers.at(i); }
     size_t num_layers() const { return layers.size(); }
     int64_t embedding_params() const { return vocab * hidden + position_embedding_params; }
-    int64_t lm_head_params() const { return tie_word_embeddings ? 0 : vocab * hidden + (lm_head_bias ? vocab : 0); }
+    int64_t lm_head_params() const { return (tie_word_embeddings ? 0 : vocab * hidden) + (lm_head_bias ? vocab : 0); }
     int64_t total_params() const;      // exact; tied embeddings counted once
     int64_t active_params() const;     // per token (MoE: top-k experts)
     bool is_moe() const;

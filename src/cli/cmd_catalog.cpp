@@ -106,7 +106,7 @@ const Register reg{Command{
                 text += section_text(cat, s, arr) + "\n";
                 doc[s] = arr;
             }
-            std::cout << (*json ? doc.dump(2) + "\n" : text);
+            std::cout << (*json ? doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : text);
             return 0;
         };
     }}};

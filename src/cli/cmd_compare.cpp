@@ -63,7 +63,7 @@ const Register reg{Command{
                     arr.push_back(row);
                 }
                 j["rows"] = arr;
-                out = j.dump(2) + "\n";
+                out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
             } else {
                 TextTable t({"system", "devices", "fits", "mem/device", "step", "tokens/s", "time to train", "cost", "energy kWh",
                              "bottleneck"},

@@ -87,7 +87,7 @@ int run_diagnose(const DiagnoseOptions& o) {
     if (o.json) {
         nlohmann::json j = trace::diagnosis_json(d, inputs, measured);
         if (plan) j["plan"] = plan->json;
-        out = j.dump(2) + "\n";
+        out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     } else {
         out = trace::diagnosis_text(d, inputs, measured);
         if (plan) out += plan->text;

@@ -54,7 +54,7 @@ const Register reg{Command{
                     j["experts"] = l.experts;
                     j["experts_per_token"] = l.experts_per_token;
                 }
-                out = j.dump(2) + "\n";
+                out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
             } else {
                 const LayerSpec& l = m.layers.front();
                 out += fmt::format("{} ({})\n", m.name, m.architecture);

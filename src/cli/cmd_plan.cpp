@@ -25,7 +25,7 @@ const Register reg{Command{
         return [a] {
             const Job job = load_job(a->job, a->sets);
             const Plan plan = make_plan(job);
-            std::string out = a->json ? plan_json(job, plan).dump(2) + "\n" : plan_text(job, plan);
+            std::string out = a->json ? plan_json(job, plan).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : plan_text(job, plan);
             std::cout << out;
             return 0;
         };

@@ -33,7 +33,7 @@ int run_probe_command(const ProbeArgs& a) {
     opt.gpu = !a.no_gpu;
     opt.threads = a.threads;
     probe::ProbeReport report = probe::run_probe(opt);
-    std::string text = a.json ? probe::to_json(report).dump(2) + "\n" : probe::to_text(report);
+    std::string text = a.json ? probe::to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : probe::to_text(report);
     if (!a.out.empty()) {
         std::string yaml = probe::to_system_yaml(report);
         std::ofstream f(a.out, std::ios::binary | std::ios::trunc);

@@ -61,7 +61,7 @@ const Register reg{Command{
                                     {"mape_percent", 100 * s.mape}, {"worst_id", s.worst_id},
                                     {"worst_error_percent", 100 * s.worst_error}, {"beyond_30_percent", s.beyond_30}});
                 j["summary"] = sums;
-                out = j.dump(2) + "\n";
+                out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
             } else {
                 TextTable t({"case", "quantity", "quality", "measured", "predicted", "error"},
                             {false, false, false, true, true, true});

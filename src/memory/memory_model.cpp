@@ -36,7 +36,7 @@ struct StageParams {
     double quantised = 0;          // frozen base linears stored quantised (QLoRA)
     double linear_weights = 0;     // parameters read by matmuls (for autocast copies)
     double largest_layer = 0;      // largest block's parameters on this GPU (ZeRO-3 gather unit)
-    double largest_linear = 0;     // largest single weight matrix (QLoRA dequantisation buffer)
+    double largest_quantised = 0;  // largest quantised weight matrix (QLoRA dequantisation buffer)
     double adafactor_state = 0;    // factored second-moment elements
     double blocks = 0;             // all block parameters on this GPU (FSDP units)
 };
@@ -78,9 +78,10 @@ StageParams stage_params(const Job& job, const TrainingSetup& set, const Split& 
         const double layer = attn + ffn + norms;
         block_params += layer;
         p.largest_layer = std::max(p.largest_layer, layer);
-        p.largest_linear = std::max({p.largest_linear, double(l.hidden) * double(l.ffn_intermediate) / tp,
-                                     double(l.hidden) * double(l.q_dim()) / tp});
         const bool trains = set.full && li >= set.first_trainable_layer;
+        if (qlora && !trains)
+            p.largest_quantised = std::max({p.largest_quantised, double(l.hidden) * double(l.ffn_intermediate) / tp,
+                                            double(l.hidden) * double(l.q_dim()) / tp});
         if (trains) {
             p.trainable += layer;
             p.linear_weights += attn + ffn;
@@ -120,7 +121,10 @@ StageParams stage_params(const Job& job, const TrainingSetup& set, const Split& 
         else p.frozen += final_norms;
         // A tied head shares the embedding matrix; across pipeline stages the last stage keeps its own copy.
         const bool head_quantised = qlora && job.framework.qlora_quantizes_lm_head && !m.tie_word_embeddings;
-        if (head_quantised) p.quantised += vocab_shard;
+        if (head_quantised) {
+            p.quantised += vocab_shard;
+            p.largest_quantised = std::max(p.largest_quantised, vocab_shard);
+        }
         else if (!m.tie_word_embeddings) add_matrix(vocab_shard + (m.lm_head_bias ? double(m.vocab) / tp : 0), head_trains);
         else if (!sp.has_embedding) add_matrix(vocab_shard, head_trains);
         else if (head_trains) p.linear_weights += vocab_shard;   // the tied matrix is also read by the head matmul
@@ -128,7 +132,6 @@ StageParams stage_params(const Job& job, const TrainingSetup& set, const Split& 
         if (job.spec.train.optimizer == Optimizer::adafactor && head_trains)
             p.adafactor_state += double(m.vocab) / tp + double(m.hidden);
     }
-    p.largest_linear = std::max(p.largest_linear, sp.has_head ? vocab_shard : 0.0);
     p.blocks = block_params;
     return p;
 }
@@ -243,7 +246,7 @@ MemoryResult plan_memory(const Job& job) {
         const double stored_weights_host = param_offload ? (p.trainable + p.frozen) * set.bytes.weight_compute / shard : 0;
         // torch.amp: each fp32 weight is cast per matmul and the copy is kept for backward (the grad of the input).
         const double amp_copies = set.amp_weight_copies ? p.linear_weights * set.bytes.weight_compute / (zero3 ? shard : 1) : 0;
-        const double dequant = p.quantised > 0 ? p.largest_linear * set.bytes.weight_compute : 0;
+        const double dequant = p.largest_quantised * set.bytes.weight_compute;
 
         // ---- gradients ----
         // FSDP units that mix frozen and trainable weights keep gradients for the whole unit.

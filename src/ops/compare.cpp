@@ -40,6 +40,12 @@ std::vector<CompareRow> compare_systems(const Json& doc, const std::string& file
                 row.error.clear();
                 break;
             } catch (const InputError& e) {
+                // Mistakes in the job itself are the user's to fix (exit 2); only what this system makes
+                // impossible (the layout, the batch split) becomes a row.
+                const std::string& field = e.field();
+                const bool layout = field.rfind("parallel", 0) == 0 || field == "train.global_batch" ||
+                                    field == "train.precision";
+                if (!layout) throw;
                 row.error = e.what();
                 Json& train = d["train"];
                 const int64_t mb = train.value("micro_batch", int64_t(1));

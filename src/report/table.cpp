@@ -30,11 +30,10 @@ std::string TextTable::str(const std::string& indent) const {
             const std::string& cell = c < r.size() ? r[c] : std::string();
             const size_t pad = width[c] - cell.size();
             if (right_[c]) s += std::string(pad, ' ') + cell;
-            else s += cell + (c + 1 < header_.size() ? std::string(pad, ' ') : std::string());
+            else s += cell + std::string(pad, ' ');
             if (c + 1 < header_.size()) s += "  ";
         }
-        while (!s.empty() && s.back() == ' ') s.pop_back();
-        return s + "\n";
+        return s + "\n";   // every line padded to the full width: the table stays one aligned block
     };
     size_t total = indent.size();
     for (size_t c = 0; c < width.size(); ++c) total += width[c] + (c + 1 < width.size() ? 2 : 0);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -15,6 +16,9 @@ namespace {
 
 constexpr size_t kMaxInputBytes = 16u << 20;
 constexpr int kMaxDepth = 64;
+// YAML aliases can expand a small file into an enormous tree ("billion laughs"); no real job or config
+// comes near this many nodes.
+constexpr size_t kMaxNodes = 1u << 20;
 
 // YAML 1.2 core-schema resolution of a plain (unquoted) scalar.
 Json resolve_plain_scalar(const std::string& s) {
@@ -27,18 +31,27 @@ Json resolve_plain_scalar(const std::string& s) {
         try {
             return Json(static_cast<int64_t>(std::stoll(s)));
         } catch (const std::out_of_range&) {
-            return Json(std::stod(s));
+            try {
+                return Json(std::stod(s));   // beyond int64: a (whole) double
+            } catch (const std::out_of_range&) {
+                return s;   // beyond double: typed accessors report it as not a number
+            }
         }
     }
     if (std::regex_match(s, float_re)) {
-        double v = std::stod(s);
-        if (std::isfinite(v)) return v;
+        try {
+            double v = std::stod(s);
+            if (std::isfinite(v)) return v;
+        } catch (const std::out_of_range&) {
+        }
     }
     return s;
 }
 
-Json to_json(const YAML::Node& n, const std::string& file, int depth) {
-    if (depth > kMaxDepth) throw InputError(file, "", "nesting deeper than 64 levels");
+Json to_json(const YAML::Node& n, const std::string& file, int depth, const std::string& path, size_t& nodes) {
+    if (depth > kMaxDepth) throw InputError(file, path, "nesting deeper than 64 levels");
+    if (++nodes > kMaxNodes)
+        throw InputError(file, path, "more than " + std::to_string(kMaxNodes) + " values (YAML aliases expanding without bound?)");
     switch (n.Type()) {
         case YAML::NodeType::Null:
         case YAML::NodeType::Undefined:
@@ -48,16 +61,18 @@ Json to_json(const YAML::Node& n, const std::string& file, int depth) {
             return resolve_plain_scalar(n.Scalar());
         case YAML::NodeType::Sequence: {
             Json arr = Json::array();
-            for (const auto& e : n) arr.push_back(to_json(e, file, depth + 1));
+            size_t i = 0;
+            for (const auto& e : n) arr.push_back(to_json(e, file, depth + 1, path + "[" + std::to_string(i++) + "]", nodes));
             return arr;
         }
         case YAML::NodeType::Map: {
             Json obj = Json::object();
             for (const auto& kv : n) {
-                if (!kv.first.IsScalar()) throw InputError(file, "", "a mapping key is not a plain name");
+                if (!kv.first.IsScalar()) throw InputError(file, path, "a mapping key is not a plain name");
                 const std::string key = kv.first.Scalar();
-                if (obj.contains(key)) throw InputError(file, key, "key appears twice");
-                obj[key] = to_json(kv.second, file, depth + 1);
+                const std::string child = path.empty() ? key : path + "." + key;
+                if (obj.contains(key)) throw InputError(file, child, "key appears twice");
+                obj[key] = to_json(kv.second, file, depth + 1, child, nodes);
             }
             return obj;
         }
@@ -108,13 +123,16 @@ Json parse_yaml_text(const std::string& text, const std::string& file) {
         throw InputError(file, "", std::string("malformed YAML/JSON: ") + e.what());
     }
     try {
-        return to_json(root, file, 0);
+        size_t nodes = 0;
+        return to_json(root, file, 0, "", nodes);
     } catch (const YAML::Exception& e) {
         throw InputError(file, "", std::string("malformed YAML/JSON: ") + e.msg);
     }
 }
 
 std::string read_text_file(const std::string& path, const std::string& what) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a folder, not a " + what);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path, "", "cannot open " + what + " (missing or unreadable)");
     in.seekg(0, std::ios::end);
@@ -145,6 +163,7 @@ void apply_override(Json& root, const std::string& assignment, const std::string
         if (part.empty()) throw InputError("--set", key, "empty component in the dotted key");
         parts.push_back(part);
     }
+    if (key.back() == '.') throw InputError("--set", key, "empty component in the dotted key");
     for (size_t i = 0; i + 1 < parts.size(); ++i) {
         Json& next = (*node)[parts[i]];
         if (next.is_null()) next = Json::object();
@@ -169,7 +188,12 @@ std::optional<double> parse_size_bytes(const std::string& text) {
     static const std::regex re(R"(\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(TiB|TB|GiB|GB|MiB|MB|KiB|KB|B)?\s*)");
     std::smatch m;
     if (!std::regex_match(text, m, re)) return std::nullopt;
-    double v = std::stod(m[1].str());
+    double v;
+    try {
+        v = std::stod(m[1].str());
+    } catch (const std::out_of_range&) {
+        return std::nullopt;
+    }
     std::string unit = m[2].str();
     double mult = 1;
     if (unit == "TiB") mult = 1099511627776.0;

@@ -10,7 +10,11 @@ namespace ftb {
 namespace {
 
 // Shape fields are required; this reads one, accepting the family's aliases in order.
-int64_t need_int(const Fields& f, std::initializer_list<const char*> keys, int64_t min = 1, int64_t max = 1LL << 40) {
+// Upper bounds on shapes: far beyond any real model, small enough that exact counts cannot overflow int64.
+constexpr int64_t kMaxDim = int64_t(1) << 24;      // widths, vocabularies
+constexpr int64_t kMaxLayers = 100000;
+
+int64_t need_int(const Fields& f, std::initializer_list<const char*> keys, int64_t min = 1, int64_t max = kMaxDim) {
     for (const char* k : keys)
         if (f.has(k)) return *f.get_int(k, min, max);
     std::string list;
@@ -19,7 +23,7 @@ int64_t need_int(const Fields& f, std::initializer_list<const char*> keys, int64
 }
 
 int64_t opt_int(const Fields& f, std::initializer_list<const char*> keys, int64_t dflt, int64_t min = 0,
-                int64_t max = 1LL << 40) {
+                int64_t max = kMaxDim) {
     for (const char* k : keys)
         if (f.has(k)) return *f.get_int(k, min, max);
     return dflt;
@@ -53,7 +57,7 @@ ModelSpec read_llama_like(const Fields& f, const std::string& type) {
     ModelSpec m;
     m.hidden = need_int(f, {"hidden_size"});
     m.vocab = need_int(f, {"vocab_size"});
-    const int64_t layers = need_int(f, {"num_hidden_layers"});
+    const int64_t layers = need_int(f, {"num_hidden_layers"}, 1, kMaxLayers);
     const int64_t heads = need_int(f, {"num_attention_heads"});
     const int64_t kv = opt_int(f, {"num_key_value_heads"}, heads, 1);
     check_kv(f, "num_key_value_heads", heads, kv);
@@ -132,7 +136,7 @@ ModelSpec read_phi(const Fields& f) {
     ModelSpec m;
     m.hidden = need_int(f, {"hidden_size"});
     m.vocab = need_int(f, {"vocab_size"});
-    const int64_t layers = need_int(f, {"num_hidden_layers"});
+    const int64_t layers = need_int(f, {"num_hidden_layers"}, 1, kMaxLayers);
     const int64_t heads = need_int(f, {"num_attention_heads"});
     const int64_t kv = opt_int(f, {"num_key_value_heads"}, heads, 1);
     check_kv(f, "num_key_value_heads", heads, kv);
@@ -162,7 +166,7 @@ ModelSpec read_gpt2(const Fields& f) {
     ModelSpec m;
     m.hidden = need_int(f, {"n_embd", "hidden_size"});
     m.vocab = need_int(f, {"vocab_size"});
-    const int64_t layers = need_int(f, {"n_layer", "num_hidden_layers"});
+    const int64_t layers = need_int(f, {"n_layer", "num_hidden_layers"}, 1, kMaxLayers);
     const int64_t heads = need_int(f, {"n_head", "num_attention_heads"});
     check_divisible(f, "n_head", m.hidden, heads);
     m.max_positions = opt_int(f, {"n_positions", "max_position_embeddings"}, 1024, 1);
@@ -185,7 +189,7 @@ ModelSpec read_gpt_neox(const Fields& f) {
     ModelSpec m;
     m.hidden = need_int(f, {"hidden_size"});
     m.vocab = need_int(f, {"vocab_size"});
-    const int64_t layers = need_int(f, {"num_hidden_layers"});
+    const int64_t layers = need_int(f, {"num_hidden_layers"}, 1, kMaxLayers);
     const int64_t heads = need_int(f, {"num_attention_heads"});
     check_divisible(f, "num_attention_heads", m.hidden, heads);
     m.max_positions = opt_int(f, {"max_position_embeddings"}, 2048);
@@ -207,7 +211,7 @@ ModelSpec read_mpt(const Fields& f) {
     ModelSpec m;
     m.hidden = need_int(f, {"d_model"});
     m.vocab = need_int(f, {"vocab_size"});
-    const int64_t layers = need_int(f, {"n_layers"});
+    const int64_t layers = need_int(f, {"n_layers"}, 1, kMaxLayers);
     const int64_t heads = need_int(f, {"n_heads"});
     check_divisible(f, "n_heads", m.hidden, heads);
     const int64_t hd = m.hidden / heads;
@@ -257,7 +261,7 @@ ModelSpec read_falcon(const Fields& f) {
     ModelSpec m;
     m.hidden = need_int(f, {"hidden_size", "n_embed"});
     m.vocab = need_int(f, {"vocab_size"});
-    const int64_t layers = need_int(f, {"num_hidden_layers", "n_layer"});
+    const int64_t layers = need_int(f, {"num_hidden_layers", "n_layer"}, 1, kMaxLayers);
     const int64_t heads = need_int(f, {"num_attention_heads", "n_head"});
     check_divisible(f, "num_attention_heads", m.hidden, heads);
     const int64_t hd = m.hidden / heads;
@@ -266,6 +270,7 @@ ModelSpec read_falcon(const Fields& f) {
     int64_t kv = heads;
     if (new_arch) kv = opt_int(f, {"num_kv_heads", "n_head_kv"}, heads, 1);
     else if (multi_query) kv = 1;
+    check_kv(f, "num_kv_heads", heads, kv);
     const bool bias = opt_bool(f, "bias", false);
     const bool parallel = opt_bool(f, "parallel_attn", true);
     m.max_positions = opt_int(f, {"max_position_embeddings"}, 2048);
@@ -290,7 +295,7 @@ ModelSpec read_bloom(const Fields& f) {
     ModelSpec m;
     m.hidden = need_int(f, {"hidden_size", "n_embed"});
     m.vocab = need_int(f, {"vocab_size"});
-    const int64_t layers = need_int(f, {"n_layer", "num_hidden_layers"});
+    const int64_t layers = need_int(f, {"n_layer", "num_hidden_layers"}, 1, kMaxLayers);
     const int64_t heads = need_int(f, {"n_head", "num_attention_heads"});
     check_divisible(f, "n_head", m.hidden, heads);
     m.max_positions = opt_int(f, {"seq_length", "max_position_embeddings"}, 2048);
@@ -312,7 +317,7 @@ ModelSpec read_stablelm(const Fields& f) {
     ModelSpec m;
     m.hidden = need_int(f, {"hidden_size"});
     m.vocab = need_int(f, {"vocab_size"});
-    const int64_t layers = need_int(f, {"num_hidden_layers"});
+    const int64_t layers = need_int(f, {"num_hidden_layers"}, 1, kMaxLayers);
     const int64_t heads = need_int(f, {"num_attention_heads"});
     const int64_t kv = opt_int(f, {"num_key_value_heads"}, heads, 1);
     check_kv(f, "num_key_value_heads", heads, kv);
@@ -341,7 +346,7 @@ ModelSpec read_opt(const Fields& f) {
     ModelSpec m;
     m.hidden = need_int(f, {"hidden_size"});
     m.vocab = need_int(f, {"vocab_size"});
-    const int64_t layers = need_int(f, {"num_hidden_layers"});
+    const int64_t layers = need_int(f, {"num_hidden_layers"}, 1, kMaxLayers);
     const int64_t heads = need_int(f, {"num_attention_heads"});
     check_divisible(f, "num_attention_heads", m.hidden, heads);
     m.max_positions = opt_int(f, {"max_position_embeddings"}, 2048, 1);
@@ -356,7 +361,10 @@ ModelSpec read_opt(const Fields& f) {
     m.final_norm_params = (pre_ln && !opt_bool(f, "_remove_final_layer_norm", false) && affine) ? 2 * m.hidden : 0;
     m.tie_word_embeddings = opt_bool(f, "tie_word_embeddings", true);
     // Token embedding and head are vocab x word_embed_proj_dim; project_in/out (no bias) bridge to hidden.
-    if (proj != m.hidden) m.extra_params = m.vocab * (proj - m.hidden) + 2 * proj * m.hidden;
+    if (proj != m.hidden) {
+        m.extra_params = m.vocab * (proj - m.hidden) + 2 * proj * m.hidden;
+        if (!m.tie_word_embeddings) m.extra_params += m.vocab * (proj - m.hidden);   // lm_head is vocab x proj
+    }
     m.activation = f.get_string("activation_function").value_or("relu");
     LayerSpec l = base_layer(m.hidden, heads, heads, m.hidden / heads, need_int(f, {"ffn_dim"}));
     l.ffn_kind = FfnKind::plain;
@@ -371,8 +379,8 @@ ModelSpec read_t5(const Fields& f) {
     ModelSpec m;
     m.hidden = need_int(f, {"d_model"});
     m.vocab = need_int(f, {"vocab_size"});
-    const int64_t enc = need_int(f, {"num_layers"});
-    const int64_t dec = opt_int(f, {"num_decoder_layers"}, enc, 0);
+    const int64_t enc = need_int(f, {"num_layers"}, 1, kMaxLayers);
+    const int64_t dec = opt_int(f, {"num_decoder_layers"}, enc, 0, kMaxLayers);
     const int64_t heads = need_int(f, {"num_heads"});
     const int64_t d_kv = need_int(f, {"d_kv"});
     const int64_t d_ff = need_int(f, {"d_ff"});
@@ -469,6 +477,10 @@ ModelSpec model_from_hf_config(const Fields& f, const std::string& name) {
     else if (t == "t5" || t == "mt5") m = read_t5(f);   // mT5 is the T5 architecture
     else m = read_llama_like(f, t);
     read_dropout(f, t, m);
+    // Exact counts stay in int64 (shapes are bounded above); refuse models beyond any hardware anyway.
+    double total = double(m.vocab) * double(m.hidden) * 2;
+    for (const auto& l : m.layers) total += double(l.params());
+    if (total > 1e15) f.fail("model_type", "the shapes describe more than 10^15 parameters");
     m.architecture = t;
     m.name = name;
     return m;

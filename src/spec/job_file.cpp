@@ -389,6 +389,11 @@ void check_job(const Job& job) {
     const ModelSpec& m = job.model;
     const std::string& file = j.file;
     const int64_t devices = job.system.total_devices();
+    // Each degree is at most the GPU count, so the product cannot overflow when it matters.
+    for (auto [name, v] : {std::pair{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"dp", p.dp}})
+        if (v > devices)
+            throw InputError(file, std::string("parallel.") + name,
+                             std::string(name) + "=" + std::to_string(v) + " exceeds the " + std::to_string(devices) + " GPUs");
     const int64_t product = p.tp * p.pp * p.cp * p.dp;
     if (product != devices)
         throw InputError(file, "parallel", "tp*pp*cp*dp = " + std::to_string(p.tp) + "*" + std::to_string(p.pp) + "*" +

@@ -63,23 +63,50 @@ void expect_dominates(const Planned& p, Resource r, double min_share, double min
     EXPECT_FALSE(p.time.bottleneck_sentence.empty());
 }
 
-// ZeRO-Offload (Ren et al. 2021): Llama 2 7B, ZeRO-2, fp32 AdamW on the host CPUs of a Dell R750xa
-// (2x Xeon 8380, 8 channels DDR4-3200 each = 204.8 GB/s per socket; 4x A100 PCIe on their own Gen4 x16 ports).
-// Physics: the CPU Adam step touches fp32 param, grad, m, v (read) and param, m, v (write) = 28 bytes per
-// parameter for all 6.74e9 parameters: 189 GB through 409.6 GB/s of DDR at best = 0.46 s, whatever the batch.
-// PCIe moves only each GPU's quarter of the model each way (1.68e9 x 2 B = 3.4 GB at <= 31.5 GB/s = 0.11 s
-// per direction) plus the gradient reduce-scatter between cards, and with one 512-token micro-batch per GPU
-// the compute is ~0.2 s. So host memory sets the pace, PCIe second: both together are most of the step.
-TEST(TimingBottleneck, OptimizerOffloadIsBoundByHostMemory) {
+// ZeRO-Offload (Ren et al. 2021) on an NVSwitch box: Llama 2 13B, ZeRO-2, fp32 AdamW on the two Xeon 8480 hosts
+// of a DGX H100 (8 channels DDR5-4800 each = 307.2 GB/s per socket). The CPU Adam step touches fp32 param, grad,
+// m, v (read) and param, m, v (write) = 28 bytes per parameter for all 13.0e9 parameters: 364 GB through at best
+// 614.4 GB/s of DDR = 0.59 s, whatever the batch. Everything else is small: each GPU's eighth of the bf16 weights
+// back over PCIe Gen5 (1.6e9 x 2 B = 3.3 GB, two GPUs per switch uplink: >= 0.05 s), the gradient reduce-scatter
+// and parameter all-gather over NVLink (26 GB x 7/8 at a few hundred GB/s: ~0.06 s each), and one 1024-token
+// micro-batch of compute per GPU (~0.2 s). Host memory dominates.
+TEST(TimingBottleneck, OptimizerOffloadOnNvswitchBoxIsBoundByHostMemory) {
+    const Planned p = plan("offload_optimizer_dgx_h100.yaml");
+    expect_dominates(p, Resource::host_memory, 0.5, 2.5);
+    const double params = p.memory.trainable_params;
+    EXPECT_NEAR(params, 13.0e9, 0.1e9);
+    EXPECT_GE(p.seconds(Resource::host_memory), params * 28 / (2 * 307.2e9));
+    EXPECT_GE(p.phase("offload: parameters to GPU"), params / 8 * 2 / 63e9);
+}
+
+// ZeRO-Offload over PCIe Gen4: Llama 2 7B, ZeRO-2, on a Dell R750xa (2x Xeon 8380, 8 channels DDR4-3200 each =
+// 204.8 GB/s per socket; 4x A100 PCIe on their own Gen4 x16 ports, no NVLink). The CPU Adam step needs >= 6.74e9
+// x 28 B / 409.6 GB/s = 0.46 s. But here the GPUs also talk to each other over PCIe: DeepSpeed's ZeRO-1/2 step
+// reduce-scatters the bf16 gradients and, after the CPU step, copies each GPU's updated quarter up and
+// all-gathers the full bf16 weights (deepspeed/runtime/zero/stage_1_and_2.py, ZeroOptimizer.step(): "Gather the
+// updated weights from everyone", with or without cpu_offload). Each collective moves 3/4 x 13.5 GB through every
+// GPU's link: >= 0.32 s each at the 31.5 GB/s Gen4 peak, ~0.4 s at achievable rates, so PCIe carries ~0.8 s to
+// the DDR's ~0.55 s.
+TEST(TimingBottleneck, OptimizerOffloadOverPcieMovesAtLeastThePhysicalBytes) {
     const Planned p = plan("offload_optimizer_pcie4.yaml");
-    expect_dominates(p, Resource::host_memory, 0.35, 1.0);
+    EXPECT_TRUE(p.memory.fits);
     EXPECT_GT(p.share(Resource::host_memory) + p.share(Resource::pcie), 0.7);
     const double params = p.memory.trainable_params;
     EXPECT_NEAR(params, 6.74e9, 0.01e9);
-    const double ddr_peak_Bps = 2 * 204.8e9;
-    EXPECT_GE(p.seconds(Resource::host_memory), params * 28 / ddr_peak_Bps);
-    // Updated fp16 parameters of this GPU's quarter back over its Gen4 x16 link (31.5 GB/s peak).
+    EXPECT_GE(p.seconds(Resource::host_memory), params * 28 / (2 * 204.8e9));
+    // Updated bf16 parameters of this GPU's quarter back over its Gen4 x16 link (31.5 GB/s peak).
     EXPECT_GE(p.phase("offload: parameters to GPU"), params / 4 * 2 / 31.5e9);
+}
+
+// KNOWN MODEL BUG (reported to the lead; enable when fixed): with offload.optimizer the model drops the ZeRO-1/2
+// parameter all-gather after the step (step_model.cpp only adds it when the optimizer is not offloaded), so PCIe
+// carries 0.40 s instead of ~0.80 s and the plan names host_memory. Without offload the same job shows the
+// all-gather (0.40 s): offloading cannot remove GPU-to-GPU traffic.
+TEST(TimingBottleneck, DISABLED_OptimizerOffloadOverPcieIsBoundByPcie) {
+    const Planned p = plan("offload_optimizer_pcie4.yaml");
+    expect_dominates(p, Resource::pcie, 0.45, 1.2);
+    const double collective_bytes = 0.75 * p.memory.trainable_params * 2;
+    EXPECT_GE(p.seconds(Resource::pcie), 2 * collective_bytes / 31.5e9);
 }
 
 // ZeRO-Infinity style: the same model with its parameters on the host too, ZeRO-3, eight 512-token micro-batches
@@ -129,7 +156,7 @@ TEST(TimingBottleneck, SixtyFourTokenStepsAreLaunchBound) {
 // (p-1)/m of the ideal time). The bubble equals 7 micro-batch slots of the slowest stage exactly.
 TEST(TimingBottleneck, EightStagesOneMicroBatchIsBubbleBound) {
     const Planned p = plan("pipeline_8_stages_one_microbatch.yaml");
-    expect_dominates(p, Resource::pipeline_bubble, 0.8, 10);
+    expect_dominates(p, Resource::pipeline_bubble, 0.8, 5.0);
     double slot = 0;   // the slowest stage's forward + backward of its one micro-batch
     for (const auto& ph : p.time.breakdown)
         if (ph.resource == Resource::compute || ph.resource == Resource::memory_bandwidth ||
@@ -170,7 +197,7 @@ TEST(TimingBottleneck, TensorParallelOverPcieIsBoundByPcie) {
 // The weak point the model ranks first is the resource it calls the bottleneck: making the bottleneck 2x
 // faster helps the most in every job above where one resource clearly dominates.
 TEST(TimingBottleneck, FirstWeakPointIsTheBottleneck) {
-    for (const char* name : {"offload_params_zero3_pcie4.yaml", "ddp_eth25g.yaml", "launch_bound_1b_seq64.yaml",
+    for (const char* name : {"offload_optimizer_dgx_h100.yaml", "offload_params_zero3_pcie4.yaml", "ddp_eth25g.yaml", "launch_bound_1b_seq64.yaml",
                              "pipeline_8_stages_one_microbatch.yaml", "long_seq_8b_dgx_h100.yaml"}) {
         SCOPED_TRACE(name);
         const Planned p = plan(name);
