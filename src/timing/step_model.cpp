@@ -205,8 +205,10 @@ LayerWork layer_work(const LayerSpec& l, const ModelSpec& m, const Context& c, d
     // --- attention core ---
     const double keys = l.sliding_window > 0 ? std::min(seq, double(l.sliding_window)) : seq;
     const double causal = l.is_encoder ? 1.0 : 0.5;
+    double attention_flops_fwd = 0;
     for (int s = 0; s < attn_sets; ++s) {
         const double flops = 4.0 * T * keys * q / tp * (s == 1 ? 1.0 : causal);
+        attention_flops_fwd += flops;
         const Attention a = c.job.spec.train.attention;
         if (a == Attention::eager) {
             // Scores and probabilities materialised: two batched GEMMs and a softmax over heads x T x keys.
@@ -270,7 +272,7 @@ LayerWork layer_work(const LayerSpec& l, const ModelSpec& m, const Context& c, d
     if (needs_grad && rc == Recompute::full) out.recompute = f;
     else if (needs_grad && rc == Recompute::selective) {
         out.recompute.attention_s = f.attention_s;
-        out.recompute.flops = 0;
+        out.recompute.flops = attention_flops_fwd;
         out.recompute.kernels = 1;
     }
     return out;
@@ -380,6 +382,7 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
     Work stage_fwd_best, stage_bwd_best, stage_rc_best;
     double stage_attn_fwd = 0, stage_attn_bwd = 0;
     std::vector<double> layer_fwd_s, layer_bwd_s;   // for ZeRO-3 overlap (critical stage)
+    double first_stage_flops = 0, last_stage_flops = 0;   // one micro-batch, one GPU
     double host_per_kernel = (kKernelLaunchHostSeconds + job.framework.host_overhead_per_kernel_us * 1e-6) /
                              scale[Resource::launch_overhead];
     for (int64_t stage = 0; stage < par.pp; stage = (stage == 0 && par.pp > 1) ? par.pp - 1 : par.pp) {
@@ -432,6 +435,7 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
                                   scale[Resource::launch_overhead];
         // CPU devices run ops synchronously: dispatch overhead adds to the op time instead of hiding under it.
         const double mb_s = cpu ? gpu_s + host_s : std::max(gpu_s, host_s);
+        (stage == 0 ? first_stage_flops : last_stage_flops) = fwd.flops + bwd.flops + rc.flops;
         if (mb_s > std::max(stage_gpu_max, stage_host_max) || stage == 0) {
             stage_gpu_max = gpu_s;
             stage_host_max = cpu ? host_s : std::max(0.0, host_s - gpu_s) + gpu_s;
@@ -466,6 +470,15 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
     // --- communication ---
     const int gpn = sys.devices_per_node;
     double comm_busy = 0;
+    // Compute time of the last micro-batch's backward that transfers can hide under; each overlapping transfer
+    // uses up what it hides, so two transfers never hide under the same seconds.
+    double backward_window_left = Bw.gpu_seconds() + RC.gpu_seconds();
+    double forward_window_left = ga * F.gpu_seconds();
+    auto hide = [&](double transfer) {
+        const double hidden = std::min(transfer, backward_window_left);
+        backward_window_left -= hidden;
+        return transfer - hidden;
+    };
     if (!cpu) {
         const Groups built = groups ? Groups{} : build_groups(job);
         const Groups& base = groups ? *groups : built;
@@ -525,13 +538,18 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
                 const double rs_params = fsdp_mixed ? layer_params : layer_params * std::min(1.0, trainable_stage / std::max(1.0, mem.params_per_gpu * double(par.dp)));
                 const CollectiveCost rs = collective_cost(Collective::reduce_scatter, rs_params * set.grad_bytes, g.dp);
                 const bool no_sync = ga > 1 && job.framework.fsdp_no_sync_accumulation;
-                double exposed = 0;
+                double exposed = 0, hidden_fwd = 0, hidden_bwd = 0;
                 for (size_t k = 0; k < layer_fwd_s.size(); ++k) {
                     exposed += std::max(0.0, gather.seconds - layer_fwd_s[k]);
+                    hidden_fwd += std::min(gather.seconds, layer_fwd_s[k]);
                     const double rs_s = no_sync ? rs.seconds / ga : rs.seconds;
                     exposed += std::max(0.0, gather.seconds + rs_s - layer_bwd_s[k]);
+                    hidden_bwd += std::min(gather.seconds + rs_s, layer_bwd_s[k]);
                 }
                 exposed += gather.seconds;   // the first block's gather has nothing to hide under
+                // The compute that hid these gathers cannot hide other transfers too.
+                forward_window_left = std::max(0.0, forward_window_left - ga * hidden_fwd);
+                backward_window_left = std::max(0.0, backward_window_left - hidden_bwd);
                 ledger.add("ZeRO-3 parameter gathers and gradient reduce-scatters (exposed)", ga * exposed, comm_resource(g.dp, gather));
                 comm_busy += ga * double(layer_fwd_s.size()) * (2 * gather.seconds + rs.seconds);
             } else {
@@ -539,12 +557,16 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
                 // last micro-batch's backward; the last bucket is always exposed.
                 const Collective op = par.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
                 const CollectiveCost cc = collective_cost(op, grad_bytes, g.dp);
-                const double bucket = std::min(1.0, kDdpBucketBytes / std::max(1.0, grad_bytes));
-                const double backward_window = Bw.gpu_seconds() + RC.gpu_seconds();
-                const double exposed = std::max(cc.seconds - backward_window, cc.seconds * bucket);
+                // DDP's bucket_cap_mb, or DeepSpeed's reduce_bucket_size for ZeRO-1/2 (framework profile).
+                const double bucket_bytes = par.zero >= 1 ? job.framework.zero_bucket_elements * set.grad_bytes : kDdpBucketBytes;
+                const double bucket = std::min(1.0, bucket_bytes / std::max(1.0, grad_bytes));
+                const double last_bucket = cc.seconds * bucket;
+                const double exposed = last_bucket + hide(cc.seconds - last_bucket);
                 ledger.add("data-parallel gradient sync (exposed)", exposed, comm_resource(g.dp, cc));
                 comm_busy += cc.seconds;
-                if (par.zero >= 1 && js.offload.optimizer == OffloadTarget::none) {
+                // DeepSpeed gathers the updated parameter partitions after every step, offloaded or not
+                // (ZeroOptimizer.step -> all_gather_dp_groups, deepspeed/runtime/zero/stage_1_and_2.py).
+                if (par.zero >= 1) {
                     const CollectiveCost ag = collective_cost(Collective::all_gather, trainable_stage * set.bytes.weight_compute, g.dp);
                     ledger.add("ZeRO parameter all-gather after the step", ag.seconds, comm_resource(g.dp, ag));
                     comm_busy += ag.seconds;
@@ -607,8 +629,7 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
             double d2h = 0, h2d = 0;
             for (const auto& r : share_links(topo, down)) d2h = std::max(d2h, r.seconds);
             for (const auto& r : share_links(topo, up)) h2d = std::max(h2d, r.seconds);
-            const double backward_window = Bw.gpu_seconds();
-            ledger.add("offload: gradients to host (exposed)", std::max(0.0, d2h - backward_window), Resource::pcie);
+            ledger.add("offload: gradients to host (exposed)", hide(d2h), Resource::pcie);
             ledger.add("offload: parameters to GPU", h2d, Resource::pcie);
             comm_busy += d2h + h2d;
         }
@@ -623,11 +644,15 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
         if (host_link.bandwidth_GBps > 0) {
             host_link.bandwidth_GBps *= scale[Resource::pcie] / std::max(1.0, double(gpn) / double(std::max(1, sys.sockets)) / 2);
             double bytes = 0;
-            if (js.offload.params != OffloadTarget::none) bytes += 2 * mem.params_per_gpu * double(par.dp) / double(par.pp) * set.bytes.weight_compute;
+            // ZeRO-Infinity: each GPU fetches its own shard from the host per pass (forward and backward); the
+            // other shards arrive through the gathers counted above.
+            if (js.offload.params != OffloadTarget::none) bytes += 2 * mem.params_per_gpu * set.bytes.weight_compute;
             if (js.offload.activations != OffloadTarget::none) bytes += 2 * mem.breakdown.activations_bytes;
             const double t = host_copy_seconds(bytes, host_link, true);
-            const double window = F.gpu_seconds() + Bw.gpu_seconds();
-            ledger.add("offload: parameters/activations over PCIe (exposed)", ga * std::max(0.0, t - window), Resource::pcie);
+            // Streams under the forward of every micro-batch and under what is left of the backward window.
+            const double window = forward_window_left + backward_window_left;
+            backward_window_left = std::max(0.0, backward_window_left - ga * t);
+            ledger.add("offload: parameters/activations over PCIe (exposed)", std::max(0.0, ga * t - window), Resource::pcie);
             comm_busy += ga * t;
         }
     }
@@ -673,8 +698,10 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
         }
         return p.bf16;
     }() * 1e12;
-    res.hardware_flops_per_step = (F.flops + Bw.flops + RC.flops) * ga * double(par.tp) * double(par.cp) * gpus /
-                                  double(par.tp * par.cp) * (par.pp > 1 ? 1.0 : 1.0);
+    // Every stage but the last is like the first (embedding lookups do no FLOPs); each GPU of a TP/CP group
+    // does its share; every DP replica does the same.
+    const double per_replica_mb = par.pp > 1 ? double(par.pp - 1) * first_stage_flops + last_stage_flops : first_stage_flops;
+    res.hardware_flops_per_step = per_replica_mb * ga * double(par.tp * par.cp) * double(par.dp);
     if (peak > 0 && step > 0) {
         res.mfu = res.model_flops_per_step / (gpus * peak * step);
         res.hfu = res.hardware_flops_per_step / (gpus * peak * step);
@@ -701,8 +728,8 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
                                                   res.kernels_per_step, share);
             break;
         case Resource::pipeline_bubble:
-            res.bottleneck_sentence = fmt::format("pipeline bubble: {} stages fed {} micro-batches per step leave each GPU idle {:.0f}% of the step",
-                                                  par.pp, int64_t(ga), share);
+            res.bottleneck_sentence = fmt::format("pipeline bubble: {} stages fed {} micro-batch{} per step leave each GPU idle {:.0f}% of the step",
+                                                  par.pp, int64_t(ga), ga > 1 ? "es" : "", share);
             break;
         case Resource::network:
             res.bottleneck_sentence = fmt::format("network: communication across {} nodes over {} ({:.0f} GB/s per GPU) takes {:.0f}% of the step",

@@ -103,9 +103,15 @@ void check_contract(const Json& j, const std::string& job) {
     EXPECT_GT(t["hfu"].get<double>(), 0);
     EXPECT_LT(t["hfu"].get<double>(), 1);
 
-    // weak points: {resource, what, impact}, vocabulary resources.
+    // weak points: {resource, what, impact}, vocabulary resources, ranked by speed-up (memory capacity's impact
+    // is a headroom fraction, not a speed-up, so it is left out of the ranking).
     ASSERT_TRUE(j["weak_points"].is_array());
+    double previous_impact = 1e300;
     for (const Json& w : j["weak_points"]) {
+        if (w.contains("impact") && w["impact"].is_number() && w["resource"] != "memory_capacity") {
+            EXPECT_LE(w["impact"].get<double>(), previous_impact) << "weak points not ranked: " << j["weak_points"].dump();
+            previous_impact = w["impact"].get<double>();
+        }
         ASSERT_TRUE(w.contains("resource") && w["resource"].is_string()) << w.dump();
         EXPECT_TRUE(in_vocabulary(w["resource"].get<std::string>())) << w.dump();
         ASSERT_TRUE(w.contains("what") && w["what"].is_string()) << w.dump();
@@ -146,6 +152,10 @@ TEST(PlanJsonContract, TestJobs) {
                              "zero3-8b-2-nodes-25g.yaml", "offload-8b-4xh100-pcie.yaml"}) {
         const Json j = plan_json({plan_data(name)});
         check_contract(j, name);
+        // The text form of the same plan: no NaN or infinity printed.
+        const auto text = run_ftbound({"plan", plan_data(name)});
+        EXPECT_EQ(text.exit_code, 0) << describe(text);
+        for (const char* bad : {"nan", "NaN", "inf ", "inf%", "-inf"}) EXPECT_EQ(text.out.find(bad), std::string::npos) << name << ": " << bad;
     }
 }
 
@@ -173,6 +183,19 @@ TEST(PlanJsonContract, TimeToTrainIsTokensOverThroughput) {
     const Json two = plan_json({example("llama3.1-8b-lora-rtx4090.yaml"), "--set", "data.epochs=2"});
     EXPECT_NEAR(two["time_to_train_seconds"].get<double>(), 2 * j["time_to_train_seconds"].get<double>(),
                 1e-6 * two["time_to_train_seconds"].get<double>());
+}
+
+TEST(PlanJsonContract, RecomputeCountsInHfuNotMfu) {
+    // MFU counts model FLOPs without recompute: recomputing can only lower it (same work, longer or equal step).
+    // HFU counts what runs: full recompute adds a forward (~2N of ~6N FLOPs per token), so HFU > MFU.
+    const std::string job = example("llama3.1-8b-lora-r760xa.yaml");
+    const Json none = plan_json({job, "--set", "train.activation_checkpointing=none", "--set", "train.method=full",
+                                 "--set", "parallel.zero=3"});
+    const Json full = plan_json({job, "--set", "train.activation_checkpointing=full", "--set", "train.method=full",
+                                 "--set", "parallel.zero=3"});
+    EXPECT_LE(full["throughput"]["mfu"].get<double>(), none["throughput"]["mfu"].get<double>() * (1 + 1e-12));
+    EXPECT_GT(full["throughput"]["hfu"].get<double>(), full["throughput"]["mfu"].get<double>() * 1.1);
+    EXPECT_GE(full["step"]["seconds"].get<double>(), none["step"]["seconds"].get<double>() * (1 - 1e-12));
 }
 
 TEST(PlanJsonContract, TextAndJsonAgreeOnFit) {

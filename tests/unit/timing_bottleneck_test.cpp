@@ -102,7 +102,7 @@ TEST(TimingBottleneck, OptimizerOffloadOverPcieMovesAtLeastThePhysicalBytes) {
 // parameter all-gather after the step (step_model.cpp only adds it when the optimizer is not offloaded), so PCIe
 // carries 0.40 s instead of ~0.80 s and the plan names host_memory. Without offload the same job shows the
 // all-gather (0.40 s): offloading cannot remove GPU-to-GPU traffic.
-TEST(TimingBottleneck, DISABLED_OptimizerOffloadOverPcieIsBoundByPcie) {
+TEST(TimingBottleneck, OptimizerOffloadOverPcieIsBoundByPcie) {
     const Planned p = plan("offload_optimizer_pcie4.yaml");
     expect_dominates(p, Resource::pcie, 0.45, 1.2);
     const double collective_bytes = 0.75 * p.memory.trainable_params * 2;
