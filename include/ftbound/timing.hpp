@@ -62,6 +62,9 @@ struct TimeResult {
 // The whole schedule. Pure: no I/O.
 TimeResult plan_time(const Job& job, const MemoryResult& memory, const ResourceScale& scale = {});
 
+// The bottleneck in one sentence with its numbers.
+std::string describe_bottleneck(const Job& job, const TimeResult& time);
+
 // Each resource made 2x better, re-scheduled; ranked by speedup. Capacity appears as headroom.
 std::vector<WeakPoint> weak_points(const Job& job, const MemoryResult& memory, const TimeResult& base);
 

@@ -78,9 +78,15 @@ OJson plan_json(const Job& job, const Plan& plan) {
                         {"it_energy_kwh", o.energy.it_energy_kwh}, {"pue", job.spec.ops.pue}};
     const ReliabilityResult& rl = o.reliability;
     auto finite = [](double v) { return std::isfinite(v) ? OJson(v) : OJson(nullptr); };
-    j["reliability"] = {{"expected_interruptions", finite(rl.expected_interruptions)},
-                        {"checkpoint_interval_seconds", finite(rl.checkpoint_interval_seconds)},
-                        {"goodput", rl.goodput},
+    // Without data.tokens the job's length is unknown: job-level figures are null; the checkpoint interval is
+    // then Daly's optimum for this checkpoint and failure rate, which does not depend on the length.
+    const bool len = o.has_job_length;
+    auto job_level = [&](double v) { return len ? finite(v) : OJson(nullptr); };
+    j["reliability"] = {{"expected_interruptions", job_level(rl.expected_interruptions)},
+                        {"checkpoint_interval_seconds",
+                         len ? finite(rl.checkpoint_interval_seconds)
+                             : finite(daly_interval_seconds(rl.checkpoint_write_seconds, rl.job_mtbf_seconds))},
+                        {"goodput", job_level(rl.goodput)},
                         {"progresses", rl.progresses},
                         {"failures_per_gpu_hour", rl.failures_per_gpu_hour},
                         {"job_mtbf_seconds", finite(rl.job_mtbf_seconds)},
@@ -88,9 +94,9 @@ OJson plan_json(const Job& job, const Plan& plan) {
                         {"checkpoint_write_seconds", rl.checkpoint_write_seconds},
                         {"checkpoint_bound_by", o.checkpoint.bound_by},
                         {"restart_seconds", rl.restart_seconds},
-                        {"wall_seconds", finite(rl.wall_seconds)},
-                        {"lost_seconds", finite(rl.lost_seconds)},
-                        {"lost_cost", finite(rl.lost_cost)}};
+                        {"wall_seconds", job_level(rl.wall_seconds)},
+                        {"lost_seconds", job_level(rl.lost_seconds)},
+                        {"lost_cost", job_level(rl.lost_cost)}};
     const PowerDraw& pw = o.power;
     j["power"] = {{"device_w", pw.device_w}, {"node_w", pw.node_w}, {"psu_capacity_w", pw.psu_capacity_w},
                   {"psu_capacity_after_failure_w", pw.psu_capacity_after_failure_w},

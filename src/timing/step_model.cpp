@@ -474,9 +474,13 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
     // uses up what it hides, so two transfers never hide under the same seconds.
     double backward_window_left = Bw.gpu_seconds() + RC.gpu_seconds();
     double forward_window_left = ga * F.gpu_seconds();
-    auto hide = [&](double transfer) {
+    // When a transfer outlasts the compute it overlaps, that compute ran under the transfer: the seconds belong
+    // to the transfer's resource (the critical path is the transfer). `rebound` collects them per resource.
+    std::array<double, kResourceCount> rebound{};
+    auto hide = [&](double transfer, Resource r) {
         const double hidden = std::min(transfer, backward_window_left);
         backward_window_left -= hidden;
+        if (transfer > hidden) rebound[size_t(r)] += hidden;
         return transfer - hidden;
     };
     if (!cpu) {
@@ -538,14 +542,17 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
                 const double rs_params = fsdp_mixed ? layer_params : layer_params * std::min(1.0, trainable_stage / std::max(1.0, mem.params_per_gpu * double(par.dp)));
                 const CollectiveCost rs = collective_cost(Collective::reduce_scatter, rs_params * set.grad_bytes, g.dp);
                 const bool no_sync = ga > 1 && job.framework.fsdp_no_sync_accumulation;
-                double exposed = 0, hidden_fwd = 0, hidden_bwd = 0;
+                double exposed = 0, hidden_fwd = 0, hidden_bwd = 0, comm_bound = 0;
                 for (size_t k = 0; k < layer_fwd_s.size(); ++k) {
                     exposed += std::max(0.0, gather.seconds - layer_fwd_s[k]);
                     hidden_fwd += std::min(gather.seconds, layer_fwd_s[k]);
+                    if (gather.seconds > layer_fwd_s[k]) comm_bound += layer_fwd_s[k];
                     const double rs_s = no_sync ? rs.seconds / ga : rs.seconds;
                     exposed += std::max(0.0, gather.seconds + rs_s - layer_bwd_s[k]);
                     hidden_bwd += std::min(gather.seconds + rs_s, layer_bwd_s[k]);
+                    if (gather.seconds + rs_s > layer_bwd_s[k]) comm_bound += layer_bwd_s[k];
                 }
+                rebound[size_t(comm_resource(g.dp, gather))] += ga * comm_bound;
                 exposed += gather.seconds;   // the first block's gather has nothing to hide under
                 // The compute that hid these gathers cannot hide other transfers too.
                 forward_window_left = std::max(0.0, forward_window_left - ga * hidden_fwd);
@@ -561,7 +568,7 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
                 const double bucket_bytes = par.zero >= 1 ? job.framework.zero_bucket_elements * set.grad_bytes : kDdpBucketBytes;
                 const double bucket = std::min(1.0, bucket_bytes / std::max(1.0, grad_bytes));
                 const double last_bucket = cc.seconds * bucket;
-                const double exposed = last_bucket + hide(cc.seconds - last_bucket);
+                const double exposed = last_bucket + hide(cc.seconds - last_bucket, comm_resource(g.dp, cc));
                 ledger.add("data-parallel gradient sync (exposed)", exposed, comm_resource(g.dp, cc));
                 comm_busy += cc.seconds;
                 // DeepSpeed gathers the updated parameter partitions after every step, offloaded or not
@@ -629,7 +636,7 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
             double d2h = 0, h2d = 0;
             for (const auto& r : share_links(topo, down)) d2h = std::max(d2h, r.seconds);
             for (const auto& r : share_links(topo, up)) h2d = std::max(h2d, r.seconds);
-            ledger.add("offload: gradients to host (exposed)", hide(d2h), Resource::pcie);
+            ledger.add("offload: gradients to host (exposed)", hide(d2h, Resource::pcie), Resource::pcie);
             ledger.add("offload: parameters to GPU", h2d, Resource::pcie);
             comm_busy += d2h + h2d;
         }
@@ -651,6 +658,7 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
             const double t = host_copy_seconds(bytes, host_link, true);
             // Streams under the forward of every micro-batch and under what is left of the backward window.
             const double window = forward_window_left + backward_window_left;
+            if (ga * t > window) rebound[size_t(Resource::pcie)] += window;
             backward_window_left = std::max(0.0, backward_window_left - ga * t);
             ledger.add("offload: parameters/activations over PCIe (exposed)", std::max(0.0, ga * t - window), Resource::pcie);
             comm_busy += ga * t;
@@ -659,6 +667,32 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
 
     // --- totals ---
     auto& phases = ledger.phases();
+    // Busy fractions of the GPU's streams (for the power model), before any re-attribution below.
+    double stream_compute = 0, stream_memory = 0, stream_total = 0;
+    for (const auto& p : phases) {
+        stream_total += p.seconds;
+        if (p.resource == Resource::compute) stream_compute += p.seconds;
+        if (p.resource == Resource::memory_bandwidth) stream_memory += p.seconds;
+    }
+    // Move compute-stream seconds that ran under a longer transfer to that transfer's resource, taking them
+    // from the compute and memory-bound phases in proportion.
+    double moved = 0;
+    for (double v : rebound) moved += v;
+    if (moved > 0) {
+        double stream = 0;
+        for (const auto& p : phases)
+            if (p.resource == Resource::compute || p.resource == Resource::memory_bandwidth) stream += p.seconds;
+        const double take = std::min(moved, stream);
+        if (stream > 0) {
+            for (auto& p : phases)
+                if (p.resource == Resource::compute || p.resource == Resource::memory_bandwidth)
+                    p.seconds -= p.seconds * take / stream;
+            for (size_t r = 0; r < rebound.size(); ++r)
+                if (rebound[r] > 0)
+                    ledger.add("compute hidden under " + std::string(to_string(Resource(r))) + " transfers (they set the pace)",
+                               rebound[r] * take / moved, Resource(r));
+        }
+    }
     double step = 0;
     for (const auto& p : phases) step += p.seconds;
     res.step_seconds = step;
@@ -708,53 +742,63 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
     }
     if (js.data.tokens > 0 && res.tokens_per_second > 0)
         res.time_to_train_seconds = js.data.tokens * js.data.epochs / res.tokens_per_second;
-    res.compute_busy = step > 0 ? (by[size_t(Resource::compute)]) / step : 0;
-    res.memory_busy = step > 0 ? by[size_t(Resource::memory_bandwidth)] / step : 0;
+    res.compute_busy = stream_total > 0 ? stream_compute / stream_total : 0;
+    res.memory_busy = stream_total > 0 ? stream_memory / stream_total : 0;
     res.link_busy = step > 0 ? std::min(1.0, comm_busy / step) : 0;
     res.kernels_per_step = ga * (F.kernels + Bw.kernels + RC.kernels);
 
-    // One sentence with the numbers.
-    const double share = res.bottleneck_share * 100;
-    switch (res.bottleneck) {
+    res.bottleneck_sentence = describe_bottleneck(job, res);
+    return res;
+}
+
+}  // namespace
+
+std::string describe_bottleneck(const Job& job, const TimeResult& t) {
+    const SystemSpec& sys = job.system;
+    const JobSpec& js = job.spec;
+    const ParallelSpec& par = js.parallel;
+    const bool cpu = sys.cpu_only;
+    const double ga = double(job.spec.grad_accumulation());
+    std::string out;
+    const double share = t.bottleneck_share * 100;
+    switch (t.bottleneck) {
         case Resource::compute:
-            res.bottleneck_sentence = fmt::format("compute: the {} runs matmuls and attention for {:.0f}% of the step", sys.device.name, share);
+            out = fmt::format("compute: the {} runs matmuls and attention for {:.0f}% of the step", sys.device.name, share);
             break;
         case Resource::memory_bandwidth:
-            res.bottleneck_sentence = fmt::format("memory bandwidth: elementwise, norm, loss and optimizer kernels stream through {} memory for {:.0f}% of the step",
+            out = fmt::format("memory bandwidth: elementwise, norm, loss and optimizer kernels stream through {} memory for {:.0f}% of the step",
                                                   cpu ? "DDR" : "HBM", share);
             break;
         case Resource::launch_overhead:
-            res.bottleneck_sentence = fmt::format("launch overhead: the GPU waits for the host to issue {:.0f} short kernels per step: {:.0f}% of the step",
-                                                  res.kernels_per_step, share);
+            out = fmt::format("launch overhead: the GPU waits for the host to issue {:.0f} short kernels per step: {:.0f}% of the step",
+                                                  t.kernels_per_step, share);
             break;
         case Resource::pipeline_bubble:
-            res.bottleneck_sentence = fmt::format("pipeline bubble: {} stages fed {} micro-batch{} per step leave each GPU idle {:.0f}% of the step",
+            out = fmt::format("pipeline bubble: {} stages fed {} micro-batch{} per step leave each GPU idle {:.0f}% of the step",
                                                   par.pp, int64_t(ga), ga > 1 ? "es" : "", share);
             break;
         case Resource::network:
-            res.bottleneck_sentence = fmt::format("network: communication across {} nodes over {} ({:.0f} GB/s per GPU) takes {:.0f}% of the step",
+            out = fmt::format("network: communication across {} nodes over {} ({:.0f} GB/s per GPU) takes {:.0f}% of the step",
                                                   sys.nodes, sys.inter_node.name, sys.inter_node.bandwidth_GBps, share);
             break;
         case Resource::gpu_interconnect:
-            res.bottleneck_sentence = fmt::format("GPU interconnect: collectives inside the node take {:.0f}% of the step", share);
+            out = fmt::format("GPU interconnect: collectives inside the node take {:.0f}% of the step", share);
             break;
         case Resource::pcie:
-            res.bottleneck_sentence = fmt::format("PCIe: {} over the GPUs' host links takes {:.0f}% of the step",
+            out = fmt::format("PCIe: {} over the GPUs' host links takes {:.0f}% of the step",
                                                   js.offload.optimizer != OffloadTarget::none || js.offload.params != OffloadTarget::none
                                                       ? "offload traffic" : "GPU-to-GPU traffic without NVLink",
                                                   share);
             break;
         case Resource::host_memory:
-            res.bottleneck_sentence = fmt::format("host memory: {} bound by the host's DDR bandwidth: {:.0f}% of the step",
+            out = fmt::format("host memory: {} bound by the host's DDR bandwidth: {:.0f}% of the step",
                                                   cpu ? "socket-to-socket gradient exchange" : "the offloaded optimizer step is", share);
             break;
         default:
-            res.bottleneck_sentence = fmt::format("{}: {:.0f}% of the step", to_string(res.bottleneck), share);
+            out = fmt::format("{}: {:.0f}% of the step", to_string(t.bottleneck), share);
     }
-    return res;
+    return out;
 }
-
-}  // namespace
 
 std::vector<WeakPoint> weak_points(const Job& job, const MemoryResult& memory, const TimeResult& base) {
     std::vector<WeakPoint> out;
