@@ -48,9 +48,6 @@ struct LayerSpec {
     int64_t ffn_params_active() const; // FFN parameters one token touches (top-k experts + shared)
     int64_t norm_params() const;
     int64_t params() const { return attention_params() + ffn_params() + norm_params() + relative_attention_params; }
-    // Linear layers of the block by HF module name, for LoRA targeting: {name, in, out, count}
-    struct Linear { std::string name; int64_t in = 0, out = 0; int64_t count = 1; bool bias = false; bool expert = false; };
-    std::vector<Linear> linears() const;
 };
 
 struct ModelSpec {

@@ -75,7 +75,11 @@ const Register reg{Command{
                            fmt_value(*r.predicted), fmt::format("{:+.1f}%", 100 * r.error_fraction)});
                 }
                 out += t.str();
-                if (skipped) out += fmt::format("\n{} case(s) not predicted (quantity without a model yet)\n", skipped);
+                if (skipped) {
+                    out += fmt::format("\n{} case(s) not predicted:\n", skipped);
+                    for (const auto& r : results)
+                        if (!r.predicted) out += "  " + r.c.id + ": " + r.skipped + "\n";
+                }
                 out += "\nsummary (mean absolute percentage error)\n";
                 TextTable s({"quantity", "qualities", "cases", "MAPE", "worst case", "worst error", ">30%"},
                             {false, false, true, true, false, true, true});

@@ -3,31 +3,6 @@
 
 namespace ftb {
 
-std::vector<LayerSpec::Linear> LayerSpec::linears() const {
-    std::vector<Linear> out;
-    out.push_back({"q_proj", hidden, q_dim(), 1, qkv_bias, false});
-    out.push_back({"k_proj", hidden, kv_dim(), 1, qkv_bias, false});
-    out.push_back({"v_proj", hidden, kv_dim(), 1, qkv_bias, false});
-    out.push_back({"o_proj", q_dim(), hidden, 1, o_bias, false});
-    if (cross_attention) {
-        out.push_back({"cross_q_proj", hidden, q_dim(), 1, qkv_bias, false});
-        out.push_back({"cross_k_proj", hidden, kv_dim(), 1, qkv_bias, false});
-        out.push_back({"cross_v_proj", hidden, kv_dim(), 1, qkv_bias, false});
-        out.push_back({"cross_o_proj", q_dim(), hidden, 1, o_bias, false});
-    }
-    const int64_t n_exp = experts > 0 ? experts : 1;
-    const bool is_expert = experts > 0;
-    if (ffn_kind == FfnKind::gated) out.push_back({"gate_proj", hidden, ffn_intermediate, n_exp, mlp_bias, is_expert});
-    out.push_back({"up_proj", hidden, ffn_intermediate, n_exp, mlp_bias, is_expert});
-    out.push_back({"down_proj", ffn_intermediate, hidden, n_exp, mlp_bias, is_expert});
-    if (shared_expert_intermediate > 0) {
-        out.push_back({"shared_expert.gate_proj", hidden, shared_expert_intermediate, 1, false, false});
-        out.push_back({"shared_expert.up_proj", hidden, shared_expert_intermediate, 1, false, false});
-        out.push_back({"shared_expert.down_proj", shared_expert_intermediate, hidden, 1, false, false});
-    }
-    return out;
-}
-
 int64_t LayerSpec::attention_params() const {
     auto one = [&] {
         int64_t p = hidden * q_dim() + 2 * hidden * kv_dim() + q_dim() * hidden;

@@ -101,8 +101,14 @@ CaseResult run_case(const ValidationCase& c, const std::string& csv_dir) {
     CaseResult r;
     r.c = c;
     const std::string job_path = (fs::path(csv_dir) / c.job).string();
-    const Job job = load_job(job_path);
-    r.predicted = predict_quantity(job, c.quantity, c.unit, r.skipped);
+    // One bad job does not stop the run: the case is reported as not predicted, with the reason.
+    try {
+        const Job job = load_job(job_path);
+        r.predicted = predict_quantity(job, c.quantity, c.unit, r.skipped);
+    } catch (const InputError& e) {
+        r.predicted.reset();
+        r.skipped = std::string("error: ") + e.what();
+    }
     if (r.predicted) r.error_fraction = (*r.predicted - c.measured) / c.measured;
     return r;
 }

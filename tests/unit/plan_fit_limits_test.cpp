@@ -18,13 +18,6 @@ using namespace plan_test;
 using spec_test::describe;
 using spec_test::run_ftbound;
 
-Json plan_json(std::vector<std::string> args) {
-    args.insert(args.begin(), "plan");
-    args.push_back("--json");
-    const auto r = run_ftbound(args);
-    EXPECT_EQ(r.exit_code, 0) << describe(r);
-    return r.exit_code == 0 ? Json::parse(r.out) : Json::object();
-}
 
 std::vector<std::string> with_sets(const std::string& job, const Json& sets) {
     std::vector<std::string> args{job};

@@ -10,6 +10,7 @@
 #include "ftbound/job.hpp"
 #include "spec/document.hpp"
 #include "spec/job_file.hpp"
+#include "spec_test_util.hpp"
 
 namespace plan_test {
 
@@ -43,6 +44,15 @@ inline ftb::Json tiny_job_document(int gpus = 1) {
       "parallel": {"dp": "auto", "zero": 0},
       "hardware": {"gpu": "h100-sxm", "gpus_per_node": )" + std::to_string(gpus) + R"(}
     })");
+}
+
+// `ftbound plan ARGS --json`, parsed; a failed run is a test failure and an empty object.
+inline ftb::Json plan_json(std::vector<std::string> args) {
+    args.insert(args.begin(), "plan");
+    args.push_back("--json");
+    const auto r = spec_test::run_ftbound(args);
+    EXPECT_EQ(r.exit_code, 0) << spec_test::describe(r);
+    return r.exit_code == 0 ? ftb::Json::parse(r.out) : ftb::Json::object();
 }
 
 inline ftb::Job tiny_job(const std::vector<std::pair<std::string, std::string>>& sets = {}, int gpus = 1) {
