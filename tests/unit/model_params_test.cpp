@@ -333,8 +333,11 @@ TEST(ModelParams, TinyConfigsOfEveryFamilyMatchHandCounts) {
         EXPECT_EQ(m.total_params(), t.total);
         EXPECT_EQ(per_layer(m), t.layers);
     }
-    for (const auto& f : ftb::supported_model_types())
-        if (f != "mt5") EXPECT_TRUE(families.count(f)) << "no hand-counted tiny config for " << f;
+    for (const auto& f : ftb::supported_model_types()) {
+        if (f != "mt5") {
+            EXPECT_TRUE(families.count(f)) << "no hand-counted tiny config for " << f;
+        }
+    }
 }
 
 TEST(ModelParams, MoeActiveParams) {

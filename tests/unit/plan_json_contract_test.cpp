@@ -130,9 +130,15 @@ void check_contract(const Json& j, const std::string& job) {
     EXPECT_TRUE(j["time_to_train_seconds"].is_null() || j["time_to_train_seconds"].is_number());
     EXPECT_TRUE(j["cost"].is_null() || j["cost"].is_number());
     EXPECT_EQ(j["energy_kwh"].is_null(), j["time_to_train_seconds"].is_null());
-    if (j["time_to_train_seconds"].is_number()) EXPECT_GT(j["time_to_train_seconds"].get<double>(), 0);
-    if (j["energy_kwh"].is_number()) EXPECT_GT(j["energy_kwh"].get<double>(), 0);
-    if (j["cost"].is_number()) EXPECT_GT(j["cost"].get<double>(), 0);
+    if (j["time_to_train_seconds"].is_number()) {
+        EXPECT_GT(j["time_to_train_seconds"].get<double>(), 0);
+    }
+    if (j["energy_kwh"].is_number()) {
+        EXPECT_GT(j["energy_kwh"].get<double>(), 0);
+    }
+    if (j["cost"].is_number()) {
+        EXPECT_GT(j["cost"].get<double>(), 0);
+    }
     const Json& rel = j["reliability"];
     EXPECT_GT(rel["checkpoint_interval_seconds"].get<double>(), 0);
     if (has_length) {

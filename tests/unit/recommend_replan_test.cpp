@@ -28,7 +28,9 @@ void check_recommendations(const Expectation& e) {
     const Json base = plan_json({e.job});
     ASSERT_FALSE(base.empty());
     ASSERT_TRUE(base["memory"]["fits"].get<bool>());
-    if (!e.bottleneck.empty()) EXPECT_EQ(base["bottleneck"]["resource"], e.bottleneck);
+    if (!e.bottleneck.empty()) {
+        EXPECT_EQ(base["bottleneck"]["resource"], e.bottleneck);
+    }
     const Json& recs = base["recommendations"];
     ASSERT_TRUE(recs.is_array());
     ASSERT_FALSE(recs.empty()) << "a job with a clear bottleneck gets at least one recommendation";
@@ -65,8 +67,9 @@ void check_recommendations(const Expectation& e) {
         EXPECT_GT(gain, 1) << rate;
         EXPECT_NEAR(gain, speedup, 1e-9 * speedup);
         // With the same GPUs and the same global batch, the optimizer step itself is shorter.
-        if (same_gpus && re["throughput"]["tokens_per_step"] == base["throughput"]["tokens_per_step"])
+        if (same_gpus && re["throughput"]["tokens_per_step"] == base["throughput"]["tokens_per_step"]) {
             EXPECT_LT(re["step"]["seconds"].get<double>(), base["step"]["seconds"].get<double>());
+        }
     }
     EXPECT_TRUE(found_expected) << "no recommendation sets " << e.expected_set << ": " << recs.dump();
 }

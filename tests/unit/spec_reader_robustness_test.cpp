@@ -84,7 +84,7 @@ void exercise(const std::string& text, const std::string& label, Findings& f) {
 std::vector<std::string> seed_texts() {
     std::vector<std::string> out;
     const fs::path src(FTBOUND_SOURCE_DIR);
-    for (const fs::path dir : {src / "data" / "models", src / "examples", fs::path(FTBOUND_TEST_DATA) / "spec"})
+    for (const fs::path& dir : {src / "data" / "models", src / "examples", fs::path(FTBOUND_TEST_DATA) / "spec"})
         for (auto& e : fs::recursive_directory_iterator(dir))
             if (e.is_regular_file() && (e.path().extension() == ".json" || e.path().extension() == ".yaml"))
                 out.push_back(spec_test::slurp(e.path().string()));
