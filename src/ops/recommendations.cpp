@@ -46,7 +46,7 @@ std::string nvlink_system(const Job& job) {
     return {};
 }
 
-std::vector<Candidate> candidates(const Job& base, const TimeResult& t) {
+std::vector<Candidate> candidates(const Job& base) {
     std::vector<Candidate> c;
     const TrainSpec& tr = base.spec.train;
     const ParallelSpec& p = base.spec.parallel;
@@ -152,7 +152,6 @@ std::vector<Candidate> candidates(const Job& base, const TimeResult& t) {
                              return true;
                          }});
     }
-    (void)t;
     return c;
 }
 
@@ -160,7 +159,7 @@ std::vector<Candidate> candidates(const Job& base, const TimeResult& t) {
 
 std::vector<Recommendation> recommend(const Job& job, const MemoryResult& memory, const TimeResult& time, size_t max_results) {
     std::vector<Recommendation> out;
-    for (auto& cand : candidates(job, time)) {
+    for (auto& cand : candidates(job)) {
         Job trial = job;
         if (!cand.apply(trial)) continue;
         try {

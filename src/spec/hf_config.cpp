@@ -67,7 +67,6 @@ ModelSpec read_llama_like(const Fields& f, const std::string& type) {
         check_divisible(f, "num_attention_heads", m.hidden, heads);
         head_dim = m.hidden / heads;
     }
-    const bool is_moe_family = type == "mixtral" || type == "qwen2_moe";
     const int64_t ffn = type == "mixtral" ? need_int(f, {"intermediate_size"})
                                           : (type == "qwen2_moe" ? opt_int(f, {"intermediate_size"}, 5632, 1)
                                                                  : need_int(f, {"intermediate_size"}));
@@ -128,7 +127,6 @@ ModelSpec read_llama_like(const Fields& f, const std::string& type) {
         }
         m.layers.push_back(li);
     }
-    (void)is_moe_family;
     return m;
 }
 

@@ -172,11 +172,8 @@ LayerWork layer_work(const LayerSpec& l, const ModelSpec& m, const Context& c, d
         if (needs_grad) gemm(b, c, T, h, double(l.experts));
     }
     {
-        const double save_T = T;
-        (void)save_T;
         auto expert_linear = [&](double in, double outw, bool adapted) {
             // Experts see their routed tokens; count experts on this GPU.
-            Work ff, bb;
             const double te = expert_tokens;
             gemm(f, c, te, outw, in, experts_here);
             if (needs_grad) gemm(b, c, te, in, outw, experts_here);
