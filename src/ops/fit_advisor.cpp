@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "ftbound/error.hpp"
+#include "ops/job_change.hpp"
 #include "ftbound/plan.hpp"
 #include "spec/job_file.hpp"
 
@@ -93,13 +93,9 @@ std::vector<Change> changes_that_fit(const Job& job, size_t max_results) {
         std::string best_what;
         std::vector<std::string> best_set;
         for (auto& cand : candidates(current)) {
-            Job trial = current;
-            if (!cand.apply(trial)) continue;
-            try {
-                check_job(trial);
-            } catch (const InputError&) {
-                continue;
-            }
+            const std::optional<Job> changed = changed_job(current, cand.apply);
+            if (!changed) continue;
+            const Job& trial = *changed;
             MemoryResult m = plan_memory(trial);
             if (cand.set.empty() && cand.what.find("micro-batch") != std::string::npos)
                 cand.set = {"train.micro_batch=" + std::to_string(trial.spec.train.micro_batch)};

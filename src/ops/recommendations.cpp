@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "ftbound/error.hpp"
+#include "ops/job_change.hpp"
 #include "spec/catalog.hpp"
 #include "spec/job_file.hpp"
 
@@ -160,13 +160,9 @@ std::vector<Candidate> candidates(const Job& base) {
 std::vector<Recommendation> recommend(const Job& job, const MemoryResult& memory, const TimeResult& time, size_t max_results) {
     std::vector<Recommendation> out;
     for (auto& cand : candidates(job)) {
-        Job trial = job;
-        if (!cand.apply(trial)) continue;
-        try {
-            check_job(trial);
-        } catch (const InputError&) {
-            continue;
-        }
+        const std::optional<Job> changed = changed_job(job, cand.apply);
+        if (!changed) continue;
+        const Job& trial = *changed;
         const MemoryResult m = plan_memory(trial);
         if (!m.fits || !m.host_fits) continue;   // never recommend a change that does not fit
         const TimeResult t = plan_time(trial, m);

@@ -11,6 +11,7 @@
 
 #include "ftbound/memory.hpp"
 #include "ftbound/timing.hpp"
+#include "plan_test_util.hpp"
 #include "spec/document.hpp"
 #include "spec/job_file.hpp"
 #include "system/collectives.hpp"
@@ -24,17 +25,9 @@ namespace {
 // per block q 4,096 + k 2,048 + v 2,048 + o 4,096 + gate/up/down 3 x 8,192 = 36,864 in matrices, + 128 norms.
 // Total 64,000 + 64,000 + 64 + 2 x 36,992 = 202,048.
 Json tiny_document(int gpus = 1) {
-    return Json::parse(R"({
-      "model": {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-                "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000,
-                "tie_word_embeddings": false},
-      "train": {"method": "full", "precision": "bf16", "weights": "pure", "optimizer": "adamw",
-                "micro_batch": 1, "global_batch": )" + std::to_string(gpus) + R"(, "seq_len": 8,
-                "activation_checkpointing": "none", "attention": "flash", "loss": "standard",
-                "framework": "generic"},
-      "parallel": {"dp": "auto", "zero": 0},
-      "hardware": {"gpu": "h100-sxm", "gpus_per_node": )" + std::to_string(gpus) + R"(, "intra_node": "nvlink4"}
-    })");
+    Json doc = plan_test::tiny_job_document(gpus);
+    doc["hardware"]["intra_node"] = "nvlink4";
+    return doc;
 }
 
 Job tiny_job(const std::vector<std::string>& sets = {}, int gpus = 1) {
