@@ -291,7 +291,7 @@ FrameworkProfile load_framework(const std::string& name, const std::string& file
     std::string path = cat.path_of("frameworks", name);
     Json doc = load_document(path);
     Fields f(doc, path, "");
-    f.reject_unknown({"name", "defaults", "memory", "time", "sources", "notes"});
+    f.reject_unknown({"name", "defaults", "memory", "time", "supports", "sources", "notes"});
     FrameworkProfile p;
     p.name = name;
     if (f.has("defaults")) {
