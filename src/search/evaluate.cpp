@@ -5,12 +5,15 @@
 
 namespace ftb {
 
-bool fits_on_device(const MemoryResult& m, bool allow_tight) {
-    (void)allow_tight;   // the memory model has one verdict so far: fits or not
-    return m.fits;
+bool fits_for_search(const MemoryResult& m, bool allow_tight) {
+    const bool device = m.verdict == MemoryVerdict::fits || (allow_tight && m.verdict == MemoryVerdict::tight);
+    return device && m.host_fits;
 }
 
-bool fits_for_search(const MemoryResult& m, bool allow_tight) { return fits_on_device(m, allow_tight) && m.host_fits; }
+bool could_fit_on_device(const MemoryResult& m, bool allow_tight) {
+    return allow_tight ? m.device_used_bytes * (1 - kMaxBandFraction) <= m.capacity_bytes
+                       : m.device_used_bytes < m.capacity_bytes;
+}
 
 Metrics memory_metrics(const Job& job, const MemoryResult& m, bool allow_tight) {
     Metrics x;

@@ -7,11 +7,18 @@
 
 namespace ftb {
 
-// Does the plan's memory count as fitting for the search (GPU and host)? `allow_tight` admits a capacity
-// inside the memory model's uncertainty band.
+// Does the plan's memory count as fitting for the search? The verdict `fits` (the whole uncertainty band below
+// the capacity), or also `tight` with `allow_tight`; and the host RAM holds what is offloaded.
 bool fits_for_search(const MemoryResult& m, bool allow_tight);
-// The GPU part of that alone (host RAM grows with offload while GPU memory falls).
-bool fits_on_device(const MemoryResult& m, bool allow_tight);
+
+// A necessary condition for fits_for_search on the GPU that grows worse with device_used_bytes alone (the
+// verdict does not: its band depends on what the peak is made of), for the walk's monotone stops:
+// `fits` needs the band's top below the capacity, so device_used below it; `tight` needs the band's bottom at
+// most the capacity, and the band is never wider than kMaxBandFraction of the figure.
+bool could_fit_on_device(const MemoryResult& m, bool allow_tight);
+// src/memory/device_memory.cpp (uncertainty_band): never wider than +-10% of the figure (issue 9's limit);
+// tests/unit/search_dominance_test.cpp checks it.
+inline constexpr double kMaxBandFraction = 0.10;
 
 // The memory figures of a configuration (fits, device and host use); time, cost and energy stay 0.
 Metrics memory_metrics(const Job& job, const MemoryResult& m, bool allow_tight);

@@ -56,7 +56,7 @@ private:
     // Micro-batches smallest first; memory grows with the micro-batch (tests/unit/memory_monotonic_test.cpp),
     // so once no memory saver fits, no larger micro-batch can.
     void walk_variant(const Mesh& mesh, Layout l) {
-        const OffloadChoices offload = space_.offload_choices(l.zero);
+        const OffloadChoices offload = space_.offload_choices(l);
         for (int64_t mb : space_.micro_batches(mesh)) {
             l.micro_batch = mb;
             if (!any_saver_fits(l, offload)) return;
@@ -79,8 +79,8 @@ private:
     // GPU memory falls from offload level to level, and selective recompute holds less than none
     // (tests/unit/search_dominance_test.cpp), so the least GPU memory of a micro-batch is at the least-memory
     // offload settings with selective or full recompute (full re-materialises a block in backward and can exceed
-    // selective). When none of those fits on the GPUs, nothing does (host RAM only adds a condition). A fit found
-    // here is not counted: the walk plans it again.
+    // selective). When none of those could fit on the GPUs (could_fit_on_device), nothing at this micro-batch
+    // can, nor at a larger one. A fit found here is not counted: the walk plans it again.
     bool any_saver_fits(const Layout& l, const OffloadChoices& offload) {
         const std::vector<Recompute>& chain = space_.recompute_chain();
         const bool has_selective = std::find(chain.begin(), chain.end(), Recompute::selective) != chain.end();
@@ -92,7 +92,7 @@ private:
                 assign(probe);
                 if (!valid()) continue;
                 const MemoryResult mem = plan_memory(work_);
-                if (fits_on_device(mem, req_.allow_tight)) return true;
+                if (could_fit_on_device(mem, req_.allow_tight)) return true;
                 misses.emplace_back(probe, mem);
             }
         for (const auto& [probe, mem] : misses) {

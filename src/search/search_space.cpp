@@ -185,24 +185,33 @@ std::vector<Layout> SearchSpace::variants(const Mesh& m) const {
     return out;
 }
 
-OffloadChoices SearchSpace::offload_choices(int zero) const {
+OffloadChoices SearchSpace::offload_choices(const Layout& variant) const {
     // Offload is a way to fit, not to speed up: besides no offload and the job's own setting, the framework's
     // offloads are tried only where neither fits. Each level moves one more kind of state to host RAM: the
     // optimizer (ZeRO-Offload), then the parameters (only through ZeRO-3), then the activations.
     const FrameworkSupport& sup = request_.support;
+    const bool zero3 = variant.zero == 3;
+    const bool own_valid = own_offload_.params == OffloadTarget::none || zero3;
     OffloadChoices c;
     c.always = {{}};
-    if (own_offload_.params == OffloadTarget::none || zero == 3) add_unique(c.always, own_offload_);
+    if (own_valid) add_unique(c.always, own_offload_);
     OffloadLevel level;
     auto add = [&] {
         if (!has(c.always, level)) c.when_needed.push_back(level);
     };
     if (sup.offload_optimizer) level.optimizer = OffloadTarget::cpu, add();
-    if (sup.offload_optimizer && sup.offload_params && zero == 3) level.params = OffloadTarget::cpu, add();
+    if (sup.offload_optimizer && sup.offload_params && zero3) level.params = OffloadTarget::cpu, add();
     if (sup.offload_activations) level.activations = OffloadTarget::cpu, add();
-    c.least_memory = {level};   // the last standard level holds the least of the standard levels
-    add_unique(c.least_memory, own_offload_);
-    if (!(own_offload_.params == OffloadTarget::none || zero == 3)) c.least_memory.pop_back();
+    // GPU memory falls from level to level, so the last holds the least of them; paged optimizer states are in
+    // unified memory, not in the device figure, so moving them to the host frees nothing there and the
+    // gradient staging buffer it adds can make a later level larger: then every setting is a candidate.
+    if (variant.optimizer == Optimizer::paged_adamw_8bit) {
+        c.least_memory = c.always;
+        c.least_memory.insert(c.least_memory.end(), c.when_needed.begin(), c.when_needed.end());
+    } else {
+        c.least_memory = {level};
+        if (own_valid && own_offload_ != OffloadLevel{}) add_unique(c.least_memory, own_offload_);   // not a standard level
+    }
     return c;
 }
 
@@ -231,7 +240,7 @@ bool SearchSpace::contains(const Layout& target) const {
     for (const Layout& v : variants(m)) variant |= v == probe;
     const bool micro = has(micro_batches(m), l.micro_batch);
     const bool rc = has(recompute_, l.recompute);
-    const OffloadChoices choices = offload_choices(l.zero);
+    const OffloadChoices choices = offload_choices(l);
     const OffloadLevel own{l.offload_optimizer, l.offload_params, l.offload_activations};
     const bool off = has(choices.always, own) || has(choices.when_needed, own);
     return variant && micro && rc && off;

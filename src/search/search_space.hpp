@@ -34,7 +34,7 @@ struct OffloadLevel {
 
 // Offload settings of one ZeRO stage: `always` tried at every micro-batch (none, and the job's own setting);
 // `when_needed` (lightest first) only where nothing in `always` fits, up to the first level that fits.
-// `least_memory`: the settings that hold the least on the GPU (memory only falls from level to level).
+// `least_memory`: the settings among which the least GPU memory of all of them is found.
 struct OffloadChoices {
     std::vector<OffloadLevel> always, when_needed, least_memory;
 };
@@ -53,7 +53,7 @@ public:
     bool lacks_free_improvement(const Layout& variant) const;
     std::vector<int64_t> micro_batches(const Mesh& mesh) const;   // ascending
     const std::vector<Recompute>& recompute_chain() const { return recompute_; }   // lightest first
-    OffloadChoices offload_choices(int zero) const;
+    OffloadChoices offload_choices(const Layout& variant) const;   // by its ZeRO stage and optimizer
 
     // Is `l` (canonical) a point of the space? (Validity rules of check_job are not re-checked here.)
     bool contains(const Layout& l) const;

@@ -70,11 +70,19 @@ FrameworkSupport read_framework_support(const Fields& f) {
 }
 
 FrameworkSupport load_framework_support(const std::string& framework) {
-    const std::string path = Catalog::instance().path_of("frameworks", framework);
-    const Json doc = load_document(path);
-    Fields root(doc, path, "");
-    if (!root.has("supports")) return {};
-    return read_framework_support(root.child("supports"));
+    // A profile without the section inherits its base's (data/frameworks: `base`); the chain is bounded as the
+    // profile reader bounds it.
+    std::string name = framework;
+    for (int depth = 0; depth < 8; ++depth) {
+        const std::string path = Catalog::instance().path_of("frameworks", name);
+        const Json doc = load_document(path);
+        Fields root(doc, path, "");
+        if (root.has("supports")) return read_framework_support(root.child("supports"));
+        const std::optional<std::string> base = root.get_string("base");
+        if (!base) return {};
+        name = *base;
+    }
+    return {};
 }
 
 }  // namespace ftb

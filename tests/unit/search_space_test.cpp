@@ -7,6 +7,7 @@
 #include "ftbound/error.hpp"
 #include "plan_test_util.hpp"
 #include "search/search_space.hpp"
+#include "spec/catalog.hpp"
 #include "spec/framework_support.hpp"
 
 namespace ftb {
@@ -85,10 +86,16 @@ TEST(SearchSpace, FrameworkWithoutModelParallelismSearchesDataParallelOnly) {
     // hf: gradient checkpointing only (no selective recompute); offload optimizer, then parameters with ZeRO-3,
     // only where no offload does not fit.
     EXPECT_EQ(space.recompute_chain(), (std::vector<Recompute>{Recompute::none, Recompute::full}));
-    EXPECT_EQ(space.offload_choices(0).always.size(), 1u);
-    EXPECT_EQ(space.offload_choices(0).when_needed.size(), 1u);
-    EXPECT_EQ(space.offload_choices(3).when_needed.size(), 2u);
-    EXPECT_EQ(space.offload_choices(3).when_needed.back().params, OffloadTarget::cpu);
+    Layout z0 = layout_of(job, 0), z3 = z0;
+    z3.zero = 3;
+    EXPECT_EQ(space.offload_choices(z0).always.size(), 1u);
+    EXPECT_EQ(space.offload_choices(z0).when_needed.size(), 1u);
+    EXPECT_EQ(space.offload_choices(z3).when_needed.size(), 2u);
+    EXPECT_EQ(space.offload_choices(z3).when_needed.back().params, OffloadTarget::cpu);
+    EXPECT_EQ(space.offload_choices(z3).least_memory, std::vector<OffloadLevel>{space.offload_choices(z3).when_needed.back()});
+    // Paged optimizer states are not device memory: every offload setting is a least-memory candidate.
+    z3.optimizer = Optimizer::paged_adamw_8bit;
+    EXPECT_EQ(space.offload_choices(z3).least_memory.size(), 3u);
 }
 
 TEST(SearchSpace, JobAsWrittenIsAPoint) {
@@ -142,8 +149,7 @@ TEST(SearchSpace, MaxGpusDropsLargerMeshes) {
 }
 
 TEST(FrameworkSupport, EveryProfileStatesIt) {
-    for (const char* fw : {"generic", "hf", "deepspeed", "megatron", "nemo", "torchtitan", "torchtune", "llm-foundry",
-                           "litgpt", "unsloth", "axolotl", "llama-factory"}) {
+    for (const std::string& fw : Catalog::instance().names("frameworks")) {
         SCOPED_TRACE(fw);
         const FrameworkSupport s = load_framework_support(fw);
         EXPECT_FALSE(s.sources.empty());

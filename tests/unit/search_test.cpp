@@ -89,7 +89,7 @@ TEST(Search, PruningIsExactAgainstBruteForce) {
         for (Layout l : space.variants(m))
             for (int64_t mb : space.micro_batches(m)) {
                 l.micro_batch = mb;
-                const OffloadChoices off = space.offload_choices(l.zero);
+                const OffloadChoices off = space.offload_choices(l);
                 bool fits = false;
                 for (const OffloadLevel& o : off.always)
                     for (Recompute rc : space.recompute_chain()) fits |= cell(l, o, rc);
