@@ -194,7 +194,7 @@ void take_max(PhasePeak& best, const MemoryBreakdown& b, MemoryPhase phase) {
 
 }  // namespace
 
-MemoryResult plan_memory(const Job& job) {
+MemoryResult plan_memory(const Job& job, MemoryWalk* walk) {
     const ModelSpec& m = job.model;
     const JobSpec& js = job.spec;
     const ParallelSpec& par = js.parallel;
@@ -373,6 +373,9 @@ MemoryResult plan_memory(const Job& job) {
         // ---- the walk ----
         const double persistent_opt = opt;
         const double grads_before = grads_persist ? grads_resident : 0;
+        const size_t n_blocks = per_layer.size();
+        const double per_block_copies = n_blocks > 0 ? amp_copies / double(n_blocks) : 0;
+        std::vector<MemoryWalkPoint> stage_walk;   // filled only when the caller asks for the walk
         MemoryBreakdown b;
         // End of forward + loss: every block's saved tensors, all compute copies, the logits at their peak.
         b = {};
@@ -385,17 +388,31 @@ MemoryResult plan_memory(const Job& job) {
         PhasePeak stage_best;
         stage_best.total = -1;
         take_max(stage_best, b, sp.has_head ? MemoryPhase::loss : MemoryPhase::forward);
+        const MemoryBreakdown at_loss = b;
         b.logits_bytes = 0;
         b.temporary_bytes = cublas + fwd_temp;
         take_max(stage_best, b, MemoryPhase::forward);
+        if (walk) {
+            // Forward block by block: the other in-flight micro-batches' activations, this micro-batch's saved
+            // tensors and autocast copies up to the block. Each point is below the end of forward (the last one).
+            double saved = act_total * (in_flight - 1);
+            for (size_t k = 0; k + 1 < n_blocks; ++k) {
+                saved += per_layer[k];
+                MemoryBreakdown fb = b;
+                fb.weights_bytes = weights + gathered + per_block_copies * double(k + 1) + dequant;
+                fb.activations_bytes = act_offload ? std::min(saved, act_resident) : saved;
+                stage_walk.push_back({MemoryPhase::forward, int(sp.first + int64_t(k)), fb});
+            }
+            stage_walk.push_back({MemoryPhase::forward, int(sp.last - 1), b});
+            if (sp.has_head) stage_walk.push_back({MemoryPhase::loss, -1, at_loss});
+        }
 
         // Backward, block by block from the top: saved tensors of the blocks below stay, gradients of the blocks
         // above have been formed, and one block's working set (recomputed activations + gradient temporaries).
         {
             const double per_block_grads = sp.last > sp.first ? grads_resident / double(sp.last - sp.first) : 0;
-            const double per_block_copies = sp.last > sp.first ? amp_copies / double(sp.last - sp.first) : 0;
             double remaining_act = act_resident;
-            const size_t n = per_layer.size();
+            const size_t n = n_blocks;
             for (size_t k = 0; k < n; ++k) {
                 const double formed_grads = grads_persist ? grads_resident : per_block_grads * double(k + 1);
                 MemoryBreakdown bb;
@@ -406,6 +423,7 @@ MemoryResult plan_memory(const Job& job) {
                 bb.logits_bytes = loss_held;
                 bb.temporary_bytes = cublas + bwd_temp;
                 take_max(stage_best, bb, MemoryPhase::backward);
+                if (walk) stage_walk.push_back({MemoryPhase::backward, int(sp.last - 1 - int64_t(k)), bb});
                 // The block's saved tensors of this micro-batch are freed; other in-flight micro-batches keep theirs.
                 if (!act_offload) remaining_act = std::max(0.0, remaining_act - per_layer[n - 1 - k]);
             }
@@ -417,10 +435,12 @@ MemoryResult plan_memory(const Job& job) {
         b.optimizer_bytes = persistent_opt;
         b.temporary_bytes = opt_temp + cublas;
         take_max(stage_best, b, MemoryPhase::optimizer_step);
+        if (walk) stage_walk.push_back({MemoryPhase::optimizer_step, -1, b});
 
         if (stage_best.total > best.total) {
             best = stage_best;
             res.peak_stage = int(stage);
+            if (walk) *walk = {int(stage), std::move(stage_walk)};
         }
         host_per_gpu = std::max(host_per_gpu, opt_host + stored_weights_host + act_host);
         if (stage == 0) res.params_per_gpu = (p.trainable + p.frozen + p.quantised) / (zero3 ? shard : 1);

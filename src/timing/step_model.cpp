@@ -742,6 +742,7 @@ TimeResult plan_time_with(const Job& job, const MemoryResult& mem, const Resourc
     res.compute_busy = stream_total > 0 ? stream_compute / stream_total : 0;
     res.memory_busy = stream_total > 0 ? stream_memory / stream_total : 0;
     res.link_busy = step > 0 ? std::min(1.0, comm_busy / step) : 0;
+    res.communication_seconds = comm_busy;
     res.kernels_per_step = ga * (F.kernels + Bw.kernels + RC.kernels);
 
     res.bottleneck_sentence = describe_bottleneck(job, res);
