@@ -44,7 +44,7 @@ std::string compare_text(const std::vector<CompareRow>& rows) {
         const bool len = p.ops.has_job_length;
         t.add({r.system,
                fmt::format("{} x {}", j.system.total_devices(), j.system.device.name),
-               p.memory.fits && p.memory.host_fits ? "yes" : "NO",
+               !p.memory.fits || !p.memory.host_fits ? "NO" : p.memory.verdict == MemoryVerdict::tight ? "tight" : "yes",
                fmt_bytes(p.memory.device_used_bytes),
                fmt_seconds(p.time.step_seconds),
                fmt::format("{:.0f}", p.time.tokens_per_second),
@@ -53,7 +53,7 @@ std::string compare_text(const std::vector<CompareRow>& rows) {
                len ? fmt::format("{:.1f}", p.ops.energy.energy_kwh) : "-",
                fmt::format("{} {:.0f}%", to_string(p.time.bottleneck), 100 * p.time.bottleneck_share)});
         for (const auto& adj : r.adjustments) notes += "  " + r.system + ": " + adj + "\n";
-        if (!p.memory.fits) notes += "  " + r.system + ": " + memory_verdict(j, p.memory) + "\n";
+        if (p.memory.verdict != MemoryVerdict::fits) notes += "  " + r.system + ": " + memory_verdict(j, p.memory) + "\n";
     }
     return t.str() + (notes.empty() ? "" : "\n" + notes);
 }

@@ -50,7 +50,7 @@ FTB.colors = {
   },
   memory: {
     weights: '#4e79a7', gradients: '#f28e2b', optimizer: '#e15759', activations: '#59a14f', logits: '#edc948',
-    temporary: '#b07aa1', allocator: '#9c755f', context: '#bab0ac', paged: '#ff9da7'
+    temporary: '#b07aa1', allocator: '#9c755f', context: '#bab0ac'
   },
   series: ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'],
   forResource: function (r, i) { return this.resource[r] || this.series[(i || 0) % this.series.length]; }

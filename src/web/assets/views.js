@@ -67,18 +67,16 @@ FTB.views = (function () {
     { key: 'logits', label: 'logits and loss' }, { key: 'temporary', label: 'temporary' }
   ].map(function (k) { k.color = colors.memory[k.key]; return k; });
 
-  // The peak by kind, then what sits above the live tensors: the allocator's cache (reserved - allocated), the
-  // CUDA context and communicator buffers, and unified-memory (paged) optimizer states; they sum to device_used.
+  // The peak by kind, then what sits above the live tensors: the allocator's cache (reserved - allocated) and the
+  // CUDA context and communicator buffers; they sum to device_used.
   function peakSegments(m) {
     var segs = memoryKinds.map(function (k) {
       return { label: k.label, value: m.breakdown[k.key] || 0, color: k.color, key: 'memory.breakdown.' + k.key };
     });
     var allocator = m.reserved_peak_bytes - m.allocated_peak_bytes;
     var context = (m.cuda_context_bytes || 0) + (m.comm_buffer_bytes || 0);
-    var paged = m.device_used_bytes - m.reserved_peak_bytes - context;
     segs.push({ label: 'allocator cache', value: allocator, color: colors.memory.allocator });
     segs.push({ label: 'CUDA context and communicator buffers', value: context, color: colors.memory.context });
-    if (paged > 1) segs.push({ label: 'paged optimizer states (unified memory)', value: paged, color: colors.memory.paged });
     return segs;
   }
 
@@ -102,6 +100,8 @@ FTB.views = (function () {
     figure(f, 'reserved peak', 'memory.reserved_peak_bytes', m.reserved_peak_bytes, 'bytes');
     figure(f, 'device used', 'memory.device_used_bytes', m.device_used_bytes, 'bytes');
     figure(f, 'capacity', 'memory.capacity_bytes', m.capacity_bytes, 'bytes');
+    if (m.paged_bytes > 0)
+      figure(f, 'paged optimizer states (unified memory, not in device used)', 'memory.paged_bytes', m.paged_bytes, 'bytes');
     if (m.host_bytes > 0) figure(f, 'host RAM per node', 'memory.host_bytes', m.host_bytes, 'bytes');
     if (doc.limits) {
       figure(f, 'largest micro-batch that fits', 'limits.max_micro_batch', doc.limits.max_micro_batch, 'count');
