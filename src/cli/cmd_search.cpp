@@ -1,6 +1,6 @@
 // `ftbound search JOB.yaml [--hardware A,B,...|--all-systems] [--nodes N|A-B] [--objective time|cost|energy]
 //   [--top K] [--deadline HOURS] [--budget AMOUNT] [--max-gpus N] [--allow fp8,lora,qlora,adamw_8bit]
-//   [--allow-tight] [--threads N] [--json|--csv] [--set KEY=VALUE]...`
+//   [--allow-tight] [--threads N] [--json|--csv] [--html FILE] [--set KEY=VALUE]...`
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -20,6 +20,7 @@
 #include "spec/catalog.hpp"
 #include "spec/framework_support.hpp"
 #include "spec/job_file.hpp"
+#include "web/html_page.hpp"
 
 namespace ftb::cli {
 namespace {
@@ -39,6 +40,7 @@ struct SearchArgs {
     std::string threads;
     bool json = false;
     bool csv = false;
+    std::string html;
     std::vector<std::string> sets;
 };
 
@@ -191,6 +193,7 @@ const Register reg{Command{
         sub.add_option("--threads", a->threads, "worker threads (default: all cores); the answer does not depend on it");
         sub.add_flag("--json", a->json, "print one JSON document");
         sub.add_flag("--csv", a->csv, "print CSV rows (top, front, nearest, as written)");
+        sub.add_option("--html", a->html, "also write the search as a self-contained HTML page with charts");
         sub.add_option("--set", a->sets, "override a job-file field: --set train.seq_len=8192")->take_all();
         return [a] {
             if (a->json && a->csv) bad_flag("--csv", "give either --json or --csv");
@@ -205,8 +208,10 @@ const Register reg{Command{
             const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             SearchReport report = build_search_report(job, doc, req, std::move(result));
             report.seconds = seconds;
+            const std::string json_text = search_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+            if (!a->html.empty()) web::write_report(a->html, web::ReportKind::search, json_text, "ftbound search: " + a->job);
             std::string out;
-            if (a->json) out = search_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+            if (a->json) out = json_text;
             else if (a->csv) out = search_csv(report);
             else out = search_text(report);
             std::cout << out;

@@ -65,7 +65,15 @@ OJson config_json(const ShownConfig& s, std::optional<int> rank) {
     const OJson p = plan_json(s.job, s.plan);
     for (const char* k : {"memory", "step", "throughput", "bottleneck", "time_to_train_seconds", "cost", "energy_kwh"})
         j[k] = p[k];
-    j["gpu_hours"] = p["time_to_train_seconds"].is_null() ? OJson(nullptr) : OJson(s.candidate.metrics.gpu_hours);
+    // The figures the search ranked by: for the whole job with data.tokens, else for one optimizer step.
+    const Metrics& m = s.candidate.metrics;
+    const bool job_length = !p["time_to_train_seconds"].is_null();
+    j["gpu_hours"] = m.gpu_hours;
+    j["ranked"] = {{"per", job_length ? "job" : "optimizer step"},
+                   {"time_seconds", m.time_seconds},
+                   {"gpu_hours", m.gpu_hours},
+                   {"cost", m.cost ? OJson(*m.cost) : OJson(nullptr)},
+                   {"energy_kwh", m.energy_kwh}};
     if (!s.why.empty()) j["why"] = s.why;
     return j;
 }
@@ -139,7 +147,10 @@ OJson search_json(const SearchReport& r) {
     j["feasible"] = res.feasible;
     j["timed"] = res.timed;
     j["meshes"] = res.meshes;
-    j["front_axes"] = {"time_to_train_seconds", res.cost_known ? "cost" : "gpu_hours", "energy_kwh"};
+    // Keys (dotted, in each configuration) of the front's axes: whole-job figures with data.tokens, else per step.
+    const bool job_length = res.time_per_job;
+    if (job_length) j["front_axes"] = {"time_to_train_seconds", res.cost_known ? "cost" : "gpu_hours", "energy_kwh"};
+    else j["front_axes"] = {"step.seconds", res.cost_known ? "ranked.cost" : "gpu_hours", "ranked.energy_kwh"};
     j["best"] = r.top.empty() ? OJson(nullptr) : config_json(r.top.front(), 1);
     OJson top = OJson::array();
     for (size_t i = 0; i < r.top.size(); ++i) top.push_back(config_json(r.top[i], int(i + 1)));

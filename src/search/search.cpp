@@ -239,6 +239,7 @@ SearchResult run_search(const Job& job, const SearchRequest& req) {
     SearchResult result;
     result.meshes = int64_t(space.meshes().size());
     result.cost_known = job.spec.ops.price_per_gpu_hour.has_value() || job.spec.ops.price_per_node_hour.has_value();
+    result.time_per_job = job.spec.data.tokens > 0;
 
     const unsigned threads = std::max(1u, std::min<unsigned>(req.threads, unsigned(std::max<size_t>(1, space.meshes().size()))));
     std::vector<Collector> found(threads);

@@ -66,6 +66,7 @@ struct SearchResult {
     std::vector<Candidate> front;          // Pareto front of time vs cost (or GPU-hours) vs energy, fastest first
     std::optional<BoundBy> bound_by;       // set when feasible == 0
     bool cost_known = false;               // a price was given: the front's second axis is cost, else GPU-hours
+    bool time_per_job = false;             // data.tokens given: figures for the whole job, else per optimizer step
 };
 
 SearchResult run_search(const Job& job, const SearchRequest& request);
