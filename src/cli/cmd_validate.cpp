@@ -1,4 +1,4 @@
-// `ftbound validate CASES.csv [--json]`: predicted vs measured per case, MAPE and worst case per quantity.
+// `ftbound validate CASES.csv [--json|--csv]`: predicted vs measured per case, MAPE and worst case per quantity.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -7,6 +7,7 @@
 
 #include "cli/command.hpp"
 #include "ftbound/error.hpp"
+#include "report/csv.hpp"
 #include "report/table.hpp"
 #include "validate/validation.hpp"
 
@@ -23,11 +24,13 @@ const Register reg{Command{
     [](CLI::App& sub) -> std::function<int()> {
         auto csv = std::make_shared<std::string>();
         auto json = std::make_shared<bool>(false);
+        auto as_csv = std::make_shared<bool>(false);
         auto only = std::make_shared<std::string>();
         sub.add_option("cases", *csv, "cases.csv (columns id,job,quantity,measured,unit,source,note[,quality])")->required();
-        sub.add_flag("--json", *json, "print one JSON document");
+        auto* json_flag = sub.add_flag("--json", *json, "print one JSON document");
+        sub.add_flag("--csv", *as_csv, "print one CSV row per case (docs/output.md)")->excludes(json_flag);
         sub.add_option("--quantity", *only, "only cases of this quantity");
-        return [csv, json, only] {
+        return [csv, json, as_csv, only] {
             const auto cases = read_cases(*csv);
             const std::string dir = std::filesystem::path(*csv).has_parent_path()
                                         ? std::filesystem::path(*csv).parent_path().string()
@@ -39,7 +42,14 @@ const Register reg{Command{
             }
             const auto summary = summarise(results);
             std::string out;
-            if (*json) {
+            if (*as_csv) {
+                CsvTable t({"id", "quantity", "quality", "unit", "measured", "predicted", "error_percent", "skipped"});
+                for (const auto& r : results)
+                    t.add({r.c.id, r.c.quantity, r.c.quality, r.c.unit, csv_value(r.c.measured),
+                           r.predicted ? csv_value(*r.predicted) : "", r.predicted ? csv_value(100 * r.error_fraction) : "",
+                           r.predicted ? "" : r.skipped});
+                out = t.str();
+            } else if (*json) {
                 nlohmann::ordered_json j;
                 auto rows = nlohmann::ordered_json::array();
                 for (const auto& r : results) {

@@ -13,6 +13,9 @@ namespace ftb {
 Job load_job(const std::string& path, const std::vector<std::string>& overrides = {});
 // The same from an already parsed document (overrides applied), `file` naming it in messages.
 Job job_from_document(const Json& doc, const std::string& file);
+// The same, where `overrides` (--set KEY=VALUE, already applied) were given: an error in a field one of them set
+// names that --set, not the file.
+Job job_from_document(const Json& doc, const std::string& file, const std::vector<std::string>& overrides);
 
 FrameworkProfile load_framework(const std::string& name, const std::string& file, const std::string& field);
 
