@@ -6,6 +6,7 @@
 
 #include "ftbound/job.hpp"
 #include "spec/document.hpp"
+#include "spec/framework_profile.hpp"
 
 namespace ftb {
 
@@ -16,8 +17,6 @@ Job job_from_document(const Json& doc, const std::string& file);
 // The same, where `overrides` (--set KEY=VALUE, already applied) were given: an error in a field one of them set
 // names that --set, not the file.
 Job job_from_document(const Json& doc, const std::string& file, const std::vector<std::string>& overrides);
-
-FrameworkProfile load_framework(const std::string& name, const std::string& file, const std::string& field);
 
 // Re-checks a JobSpec after a programmatic change (limits search, recommendations); throws InputError.
 void check_job(const Job& job);
