@@ -92,11 +92,12 @@ TEST(CliPolish, PlanAndValidateCsv) {
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     const auto v = csv_rows(r.out);
     ASSERT_EQ(v.size(), 3u) << r.out;
-    EXPECT_EQ(v[0], (std::vector<std::string>{"id", "quantity", "quality", "unit", "measured", "predicted", "error_percent", "skipped"}));
+    EXPECT_EQ(v[0], (std::vector<std::string>{"id", "source", "quantity", "quality", "unit", "measured", "predicted",
+                                              "error_percent", "skipped"}));
     EXPECT_EQ(v[1][0], "a");
-    EXPECT_FALSE(v[1][5].empty());
-    EXPECT_TRUE(v[2][5].empty());     // not predicted: no number, the reason instead
-    EXPECT_FALSE(v[2][7].empty());
+    EXPECT_FALSE(v[1][6].empty());
+    EXPECT_TRUE(v[2][6].empty());     // not predicted: no number, the reason instead
+    EXPECT_FALSE(v[2][8].empty());
 }
 
 TEST(CliPolish, ProbeOutIsCheckedBeforeProbing) {

@@ -23,6 +23,7 @@
 #include "ftbound/error.hpp"
 #include "spec/catalog.hpp"
 #include "spec/document.hpp"
+#include "spec/framework_profile.hpp"
 #include "spec/job_file.hpp"
 #include "spec/job_keys.hpp"
 #include "spec_test_util.hpp"
