@@ -8,6 +8,7 @@
 #include "report/csv.hpp"
 #include "report/plan_report.hpp"
 #include "spec/job_file.hpp"
+#include "web/html_page.hpp"
 
 namespace ftb::cli {
 namespace {
@@ -16,6 +17,7 @@ struct PlanArgs {
     std::string job;
     bool json = false;
     bool csv = false;
+    std::string html;
     std::vector<std::string> sets;
     std::string from;          // --from CONFIG: plan another tool's config (cmd_import.cpp)
     ImportFlags import;
@@ -53,6 +55,7 @@ const Register reg{Command{
         sub.add_option("job", a->job, "job file (YAML or JSON)");
         auto* json = sub.add_flag("--json", a->json, "print one JSON document");
         sub.add_flag("--csv", a->csv, "print the figures as CSV: a header row and one row (docs/output.md)")->excludes(json);
+        sub.add_option("--html", a->html, "also write the plan as a self-contained HTML page with charts");
         sub.add_option("--set", a->sets, "override a job-file field: --set train.micro_batch=8")->take_all();
         sub.add_option("--from", a->from, "plan an axolotl/LLaMA-Factory/torchtune/HF/torchtitan config (see `ftbound import`)");
         sub.add_option("--deepspeed", a->import.deepspeed, "with --from: the DeepSpeed JSON of an HF TrainingArguments config");
@@ -61,8 +64,12 @@ const Register reg{Command{
         return [a] {
             const Job job = job_of(*a);
             const Plan plan = make_plan(job);
+            const std::string json_text =
+                plan_json(job, plan).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+            if (!a->html.empty())
+                web::write_report(a->html, web::ReportKind::plan, json_text, "ftbound plan: " + (a->from.empty() ? a->job : a->from));
             std::string out;
-            if (a->json) out = plan_json(job, plan).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+            if (a->json) out = json_text;
             else if (a->csv) out = plan_csv(job, plan);
             else out = plan_text(job, plan);
             std::cout << out;
