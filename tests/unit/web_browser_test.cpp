@@ -171,7 +171,8 @@ TEST(WebBrowser, EveryReportDrawsItsJson) {
         Page page(browser, "file://" + plan_file);
         open_report(page, plan_file);
         const auto charts = charts_on(page);
-        for (const char* c : {"memory-peak", "memory-walk", "time-breakdown", "communication", "weak-points", "power"})
+        for (const char* c : {"memory-peak", "memory-walk", "time-by-resource", "time-breakdown", "communication", "weak-points",
+                              "power"})
             EXPECT_TRUE(charts.count(c)) << c;
         EXPECT_GT(expect_figures_equal_document(page, plan), 40u);
         // The stacked peak adds up to what nvidia-smi would show; the walk's marked peak is the allocated peak.
@@ -179,8 +180,15 @@ TEST(WebBrowser, EveryReportDrawsItsJson) {
         EXPECT_NEAR(page.eval("Number(document.querySelector('svg[data-chart=\"memory-walk\"] .peak').getAttribute('data-value'))")
                         .get<double>(),
                     plan["memory"]["allocated_peak_bytes"].get<double>(), 1.0);
-        EXPECT_NEAR(mark_sum(page, "time-breakdown"), plan["step"]["seconds"].get<double>(),
-                    1e-9 * plan["step"]["seconds"].get<double>());
+        for (const char* chart : {"time-breakdown", "time-by-resource"})
+            EXPECT_NEAR(mark_sum(page, chart), plan["step"]["seconds"].get<double>(), 1e-9 * plan["step"]["seconds"].get<double>())
+                << chart;
+        // The bottleneck's share is its resource's part of the step, as drawn.
+        const std::string bottleneck = plan["bottleneck"]["resource"];
+        EXPECT_NEAR(page.eval("Number(document.querySelector('svg[data-chart=\"time-by-resource\"] .mark[data-label=\"" +
+                              bottleneck + "\"]').getAttribute('data-value'))")
+                            .get<double>() / plan["step"]["seconds"].get<double>(),
+                    plan["bottleneck"]["share"].get<double>(), 1e-9);
         size_t speedups = 0;
         for (const Json& w : plan["weak_points"]) speedups += w["resource"] != "memory_capacity";
         EXPECT_EQ(page.eval("document.querySelectorAll('svg[data-chart=\"weak-points\"] .mark').length").get<size_t>(), speedups);

@@ -139,8 +139,16 @@ FTB.views = (function () {
     figure(f, 'bottleneck share', 'bottleneck.share', doc.bottleneck.share, 'percent', '(' + doc.bottleneck.resource + ')');
     el('p', { 'class': 'sentence', 'data-key': 'bottleneck.why' }, s, doc.bottleneck.why || '');
     el('h3', {}, s, 'Where the step goes, by resource');
-    var resources = [];
-    st.breakdown.forEach(function (p) { if (resources.indexOf(p.resource) < 0) resources.push(p.resource); });
+    var byResource = {};
+    st.breakdown.forEach(function (p) { byResource[p.resource] = (byResource[p.resource] || 0) + p.seconds; });
+    charts.stackedBar(s, {
+      name: 'time-by-resource', fmt: fmt.seconds,
+      segments: Object.keys(byResource).sort(function (a, b) { return byResource[b] - byResource[a]; }).map(function (r) {
+        return { label: r, value: byResource[r], color: colors.forResource(r) };
+      }),
+      description: 'the step time summed by the resource each second is attributed to'
+    });
+    el('h3', {}, s, 'By phase');
     charts.stackedBar(s, {
       name: 'time-breakdown', fmt: fmt.seconds,
       segments: st.breakdown.map(function (p, i) {
