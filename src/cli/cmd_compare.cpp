@@ -80,7 +80,7 @@ const Register reg{Command{
                     const bool len = p.ops.has_job_length;
                     t.add({r.system,
                            fmt::format("{} x {}", j.system.total_devices(), j.system.device.name),
-                           p.memory.fits && p.memory.host_fits ? "yes" : "NO",
+                           !p.memory.fits || !p.memory.host_fits ? "NO" : p.memory.verdict == MemoryVerdict::tight ? "tight" : "yes",
                            fmt_bytes(p.memory.device_used_bytes),
                            fmt_seconds(p.time.step_seconds),
                            fmt::format("{:.0f}", p.time.tokens_per_second),
@@ -89,7 +89,7 @@ const Register reg{Command{
                            len ? fmt::format("{:.1f}", p.ops.energy.energy_kwh) : "-",
                            fmt::format("{} {:.0f}%", to_string(p.time.bottleneck), 100 * p.time.bottleneck_share)});
                     for (const auto& adj : r.adjustments) notes += "  " + r.system + ": " + adj + "\n";
-                    if (!p.memory.fits) notes += "  " + r.system + ": " + memory_verdict(j, p.memory) + "\n";
+                    if (p.memory.verdict != MemoryVerdict::fits) notes += "  " + r.system + ": " + memory_verdict(j, p.memory) + "\n";
                 }
                 out = t.str() + (notes.empty() ? "" : "\n" + notes);
             }
