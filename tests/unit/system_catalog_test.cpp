@@ -119,5 +119,32 @@ TEST(SystemCatalog, Xe8640MatchesAnInlineNvlinkBoard) {
     EXPECT_NEAR(mesh / inline_board, 1.0, 0.02);
 }
 
+TEST(SystemCatalog, CatalogSystemsJsonHoldsTheBuyersViewAndTopology) {
+    const auto r = spec_test::run_ftbound({"catalog", "systems", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << spec_test::describe(r);
+    const Json j = Json::parse(r.out);
+    ASSERT_FALSE(j["systems"].empty());
+    for (const Json& e : j["systems"]) {
+        const std::string name = e["name"].get<std::string>();
+        SCOPED_TRACE(name);
+        const SystemSpec s = catalog_system(name);
+        EXPECT_EQ(e["topology"]["components"].size(), s.components.size());
+        EXPECT_EQ(e["topology"]["links"].size(), s.links.size());
+        EXPECT_EQ(e["power"]["psu_count"].get<int>(), s.power.count);
+        EXPECT_FALSE(e["sources"].empty());
+        if (!s.cpu_only) {
+            EXPECT_GT(e["fabric"]["ring_bus_GBps"].get<double>(), 0);
+            EXPECT_GT(e["nics"]["per_gpu_GBps"].get<double>(), 0);
+        }
+    }
+    // The XE8640's mesh and an NVSwitch board of the same GPUs give the same ring bandwidth.
+    auto ring = [&](const std::string& name) {
+        for (const Json& e : j["systems"])
+            if (e["name"] == name) return e["fabric"]["ring_bus_GBps"].get<double>();
+        return 0.0;
+    };
+    EXPECT_NEAR(ring("dell-poweredge-xe8640-4x-h100-sxm") / ring("dell-poweredge-xe9680-8x-h100-sxm"), 1.0, 0.01);
+}
+
 }  // namespace
 }  // namespace ftb
