@@ -11,6 +11,7 @@
 #include "trace/diagnose_report.hpp"
 #include "trace/trace_analysis.hpp"
 #include "trace/trace_file.hpp"
+#include "web/html_page.hpp"
 
 namespace ftb::cli {
 
@@ -19,6 +20,7 @@ namespace {
 struct DiagnoseOptions {
     std::vector<std::string> traces;
     bool json = false;
+    std::string html;
     bool partial = false;
     std::string plan_job;
     std::vector<std::string> overrides;
@@ -84,11 +86,14 @@ int run_diagnose(const DiagnoseOptions& o) {
     if (!o.plan_job.empty()) plan = compare_with_plan(o, measured);
 
     std::string out;
-    if (o.json) {
+    if (o.json || !o.html.empty()) {
         nlohmann::json j = trace::diagnosis_json(d, inputs, measured);
         if (plan) j["plan"] = plan->json;
         out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    } else {
+        if (!o.html.empty())
+            web::write_report(o.html, web::ReportKind::diagnose, out, "ftbound diagnose: " + o.traces.front());
+    }
+    if (!o.json) {
         out = trace::diagnosis_text(d, inputs, measured);
         if (plan) out += plan->text;
     }
@@ -103,6 +108,8 @@ const Register kDiagnose{{"diagnose", "measured breakdown of a real run from PyT
                               auto o = std::make_shared<DiagnoseOptions>();
                               sub.add_option("traces", o->traces, "TRACE.json[.gz], one per rank")->required();
                               sub.add_flag("--json", o->json, "print one JSON document");
+                              sub.add_option("--html", o->html,
+                                             "also write the diagnosis as a self-contained HTML page with charts");
                               sub.add_flag("--partial", o->partial,
                                            "analyse what a truncated or damaged trace holds, with a warning");
                               sub.add_option("--plan", o->plan_job, "JOB.yaml: set the prediction beside the measurement");

@@ -4,6 +4,7 @@
 
 #include "report/table.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ftb {
@@ -43,6 +44,34 @@ OJson memory_json(const MemoryResult& m) {
     return j;
 }
 
+OJson memory_walk_json(const MemoryWalk& walk) {
+    OJson points = OJson::array();
+    for (const auto& p : walk.points) {
+        const MemoryBreakdown& b = p.live;
+        points.push_back({{"phase", to_string(p.phase)}, {"block", p.block == -1 ? OJson(nullptr) : OJson(p.block)},
+                          {"allocated_bytes", b.allocated()}, {"weights", b.weights_bytes},
+                          {"gradients", b.gradients_bytes}, {"optimizer", b.optimizer_bytes},
+                          {"activations", b.activations_bytes}, {"logits", b.logits_bytes},
+                          {"temporary", b.temporary_bytes}});
+    }
+    return {{"stage", walk.stage}, {"points", points}};
+}
+
+namespace {
+
+// Communication on the step's critical path (the seconds attributed to a link) and what the schedule hid
+// under compute.
+OJson communication_json(const TimeResult& t) {
+    double exposed = 0;
+    for (const auto& p : t.breakdown)
+        if (p.resource == Resource::gpu_interconnect || p.resource == Resource::network || p.resource == Resource::pcie)
+            exposed += p.seconds;
+    return {{"seconds", t.communication_seconds}, {"exposed_seconds", exposed},
+            {"overlapped_seconds", std::max(0.0, t.communication_seconds - exposed)}};
+}
+
+}  // namespace
+
 OJson plan_json(const Job& job, const Plan& plan) {
     OJson j;
     j["job"] = job.spec.file;
@@ -55,7 +84,8 @@ OJson plan_json(const Job& job, const Plan& plan) {
     OJson breakdown = OJson::array();
     for (const auto& p : t.breakdown)
         breakdown.push_back({{"phase", p.phase}, {"seconds", p.seconds}, {"resource", to_string(p.resource)}});
-    j["step"] = {{"seconds", t.step_seconds}, {"breakdown", breakdown}, {"kernels_per_gpu", t.kernels_per_step}};
+    j["step"] = {{"seconds", t.step_seconds}, {"breakdown", breakdown}, {"kernels_per_gpu", t.kernels_per_step},
+                 {"communication", communication_json(t)}};
     j["throughput"] = {{"tokens_per_step", t.tokens_per_step},
                        {"tokens_per_second", t.tokens_per_second},
                        {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
@@ -112,6 +142,7 @@ OJson plan_json(const Job& job, const Plan& plan) {
         fixes.push_back({{"what", f.what}, {"set", f.set}, {"device_used_bytes", f.memory.device_used_bytes},
                          {"fits", f.memory.fits}});
     j["fits_with"] = fixes;
+    j["memory_walk"] = memory_walk_json(plan.memory_walk);
     return j;
 }
 

@@ -426,9 +426,14 @@ const char* to_string(PipelineSchedule v) {
 }
 const char* to_string(OffloadTarget v) { return v == OffloadTarget::none ? "none" : v == OffloadTarget::cpu ? "cpu" : "nvme"; }
 
+Json job_document(const std::string& text, const std::string& file) {
+    Json doc = parse_yaml_text(text, file);
+    if (!doc.is_object()) throw InputError(file, "", "the job file must be a mapping (model, train, hardware, ...)");
+    return doc;
+}
+
 Job load_job(const std::string& path, const std::vector<std::string>& overrides) {
-    Json doc = load_document(path);
-    if (!doc.is_object()) throw InputError(path, "", "the job file must be a mapping (model, train, hardware, ...)");
+    Json doc = job_document(read_text_file(path, "file"), path);
     for (const auto& o : overrides) apply_override(doc, o, path);
     return job_from_document(doc, path);
 }

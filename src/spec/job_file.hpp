@@ -12,6 +12,8 @@ namespace ftb {
 
 // Reads `path`, applies `--set` overrides, resolves catalog names, checks everything.
 Job load_job(const std::string& path, const std::vector<std::string>& overrides = {});
+// A job file's text parsed into its document (a mapping), `file` naming it in messages.
+Json job_document(const std::string& text, const std::string& file);
 // The same from an already parsed document (overrides applied), `file` naming it in messages.
 Job job_from_document(const Json& doc, const std::string& file);
 
