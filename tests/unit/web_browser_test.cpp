@@ -156,9 +156,14 @@ TEST(WebBrowser, EveryReportDrawsItsJson) {
                       example("llama3.1-8b-lora-r760xa.yaml")},
                      diagnose);
     // search: the contract's document, drawn by the same page builder the command uses.
-    const Json search = Json::parse(spec_test::slurp(std::string(FTBOUND_TEST_DATA) + "/web/search.json"));
-    const std::string search_file = spec_test::scratch_dir() + "/search.html";
-    std::ofstream(search_file) << web::report_page(web::ReportKind::search, search.dump(), "search");
+    auto search_page = [](const std::string& name, Json& doc) {
+        doc = Json::parse(spec_test::slurp(std::string(FTBOUND_TEST_DATA) + "/web/" + name + ".json"));
+        const std::string file = spec_test::scratch_dir() + "/" + name + ".html";
+        std::ofstream(file) << web::report_page(web::ReportKind::search, doc.dump(), name);
+        return file;
+    };
+    Json search, none;
+    const std::string search_file = search_page("search", search), none_file = search_page("search_none", none);
     Chromium browser;
 
     {
@@ -226,6 +231,15 @@ TEST(WebBrowser, EveryReportDrawsItsJson) {
         EXPECT_GT(expect_figures_equal_document(page, search), 10u);
         EXPECT_EQ(page.eval("document.querySelectorAll('svg[data-chart=\"search-front\"] circle.front').length").get<size_t>(),
                   search["front"].size());
+        EXPECT_EQ(page.eval("document.querySelectorAll('table[data-table=\"search-top\"] tbody tr').length").get<size_t>(),
+                  search["top"].size());
+    }
+    {
+        SCOPED_TRACE("search: nothing feasible");
+        Page page(browser, "file://" + none_file);
+        open_report(page, none_file);
+        EXPECT_GT(expect_figures_equal_document(page, none), 2u);
+        EXPECT_EQ(page.eval("document.querySelector('[data-key=\"bound_by.reason\"]').textContent"), none["bound_by"]["reason"]);
     }
 }
 

@@ -405,15 +405,16 @@ FTB.views = (function () {
   function describeConfig(c) {
     var changes = Object.keys(c.changes || {}).map(function (k) { return k + '=' + JSON.stringify(c.changes[k]); });
     return c.system + (c.nodes ? ' x' + c.nodes + ' node' + (c.nodes > 1 ? 's' : '') : '') +
-           (changes.length ? ': ' + changes.join(', ') : '');
+           (typeof c.layout === 'string' ? ' [' + c.layout + ']' : '') + (changes.length ? ': ' + changes.join(', ') : '');
   }
   function search(root, doc) {
     root.textContent = '';
     var h = el('header', {}, root);
     el('h1', {}, h, 'ftbound search');
+    if (doc.objective) el('p', { 'class': 'sub' }, h, 'best by ' + doc.objective + (doc.job ? ': ' + doc.job : ''));
     var f = figures(root);
     figure(f, 'configurations planned', 'evaluated', doc.evaluated, 'count');
-    figure(f, 'fit', 'feasible', doc.feasible, 'count');
+    figure(f, 'feasible', 'feasible', doc.feasible, 'count');
     var top = doc.top || [], front = doc.front || [];
     if (doc.best) {
       var b = section(root, 'Best', 'best');
@@ -423,26 +424,30 @@ FTB.views = (function () {
       figure(bf, 'step', 'best.step.seconds', get(doc.best, 'step.seconds'), 'seconds');
       figure(bf, 'cost', 'best.cost', doc.best.cost, 'money');
       figure(bf, 'kWh', 'best.energy_kwh', doc.best.energy_kwh, 'number');
+      if (doc.best.why) el('p', { 'class': 'note' }, b, doc.best.why);
     }
     if (doc.bound_by) {
-      var n = section(root, 'Nothing fits', 'bound-by');
-      el('pre', {}, n, JSON.stringify(doc.bound_by, null, 2));
+      var n = section(root, 'Nothing feasible', 'bound-by');
+      el('p', { 'class': 'sentence error', 'data-key': 'bound_by.reason' }, n, doc.bound_by.reason || '');
+      if (doc.bound_by.nearest) el('p', { 'class': 'note' }, n, 'nearest: ' + describeConfig(doc.bound_by.nearest));
     }
-    var key = function (c) { return JSON.stringify([c.system, c.nodes, c.changes]); };
+    var key = function (c) { return JSON.stringify([c.system, c.nodes, c.layout, c.changes]); };
     var onFront = {};
     front.forEach(function (c) { onFront[key(c)] = true; });
     var all = top.concat(front.filter(function (c) { return !top.some(function (t) { return key(t) === key(c); }); }));
-    var useCost = all.some(function (c) { return isNum(c.cost); });
+    // The front's axes as the document names them (time, then cost or GPU-hours); else cost when known, else energy.
     var xKey = all.every(function (c) { return isNum(c.time_to_train_seconds); }) ? 'time_to_train_seconds' : 'step.seconds';
-    var yKey = useCost ? 'cost' : 'energy_kwh';
+    var yKey = doc.front_axes && doc.front_axes[1] ? doc.front_axes[1]
+             : all.some(function (c) { return isNum(c.cost); }) ? 'cost' : 'energy_kwh';
+    var yName = { cost: 'cost', gpu_hours: 'GPU-hours', energy_kwh: 'kWh' }[yKey] || yKey;
     var pts = all.filter(function (c) { return isNum(get(c, xKey)) && isNum(get(c, yKey)); }).map(function (c) {
       return { x: get(c, xKey), y: get(c, yKey), label: describeConfig(c), front: !!onFront[key(c)] };
     });
     if (pts.length) {
-      var s = section(root, 'Time against ' + (useCost ? 'cost' : 'energy') + ' (the Pareto front joined)', 'front');
+      var s = section(root, 'Time against ' + yName + ' (the Pareto front joined)', 'front');
       charts.scatter(s, { name: 'search-front', points: pts, xLabel: xKey === 'step.seconds' ? 'step time' : 'time to train',
-                          yLabel: useCost ? 'cost' : 'kWh', fx: fmt.seconds, fy: useCost ? fmt.money : fmt.number,
-                          description: 'configurations by time and cost; the Pareto front highlighted' });
+                          yLabel: yName, fx: fmt.seconds, fy: yKey === 'cost' ? fmt.money : fmt.number,
+                          description: 'configurations by time and ' + yName + '; the Pareto front highlighted' });
     }
     var t = section(root, 'Top configurations', 'top');
     table(t, 'search-top', ['#', 'configuration', 'memory', 'step', 'tokens/s', 'time to train', 'cost', 'kWh', 'bottleneck'],
