@@ -79,6 +79,7 @@ struct StorageSpec {
 struct SystemSpec {
     std::string name;                 // catalog name or file path
     std::string vendor;
+    std::string form_factor;          // chassis and GPU packaging as the vendor names it, e.g. "6U, 8x SXM5 on HGX"
     DeviceSpec device;                // the compute device (all GPUs of a node are the same part)
     int devices_per_node = 0;         // GPUs per node; for a CPU server the number of sockets
     bool cpu_only = false;            // a CPU server: compute runs on the sockets

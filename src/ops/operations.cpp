@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "memory/training_setup.hpp"
+#include "system/storage_path.hpp"
 
 namespace ftb {
 
@@ -37,7 +38,7 @@ OperationsResult plan_operations(const Job& job, const MemoryResult& mem, const 
             }
     }
     path.storage_write_GBps_per_node =
-        storage_write_GBps_per_node(checkpoint_storage_kind(js.ops.checkpoint_storage.kind), sys.local_storage.write_GBps,
+        storage_write_GBps_per_node(checkpoint_storage_kind(js.ops.checkpoint_storage.kind), nvme_array_write(sys).write_GBps,
                                     js.ops.checkpoint_storage.write_GBps);
     r.checkpoint = checkpoint_write(path);
 

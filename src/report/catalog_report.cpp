@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/systems_report.hpp"
 #include "report/table.hpp"
 #include "spec/job_file.hpp"
 
@@ -42,20 +43,7 @@ std::string catalog_section(const Catalog& cat, const std::string& s, nlohmann::
         }
         return out + t.str("  ");
     }
-    if (s == "systems") {
-        TextTable t({"name", "compute", "host", "host RAM", "power supplies"}, {false, false, false, true, false});
-        for (const auto& n : cat.names(s)) {
-            SystemSpec x = cat.system(n, site);
-            std::string compute = x.cpu_only ? fmt::format("CPU only: {} x {}", x.sockets, x.host_cpu.name)
-                                             : fmt::format("{} x {}", x.devices_per_node, x.device.name);
-            t.add({n, compute, fmt::format("{} x {}", x.sockets, x.host_cpu.name), fmt_bytes(x.host_memory_bytes),
-                   fmt::format("{} x {:.0f} W {}", x.power.count, x.power.watts_each, x.power.redundancy)});
-            js.push_back({{"name", n}, {"cpu_only", x.cpu_only}, {"gpu", x.cpu_only ? "" : x.device.name},
-                          {"gpus_per_node", x.devices_per_node}, {"cpu", x.host_cpu.name}, {"sockets", x.sockets},
-                          {"host_memory_bytes", x.host_memory_bytes}});
-        }
-        return out + t.str("  ");
-    }
+    if (s == "systems") return out + systems_section(cat, js);
     if (s == "networks" || s == "links") {
         TextTable t({"name", "GB/s per direction", "latency us", "achievable"}, {false, true, true, true});
         for (const auto& n : cat.names(s)) {

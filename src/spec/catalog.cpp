@@ -267,12 +267,13 @@ SystemSpec Catalog::system(const std::string& name_or_path, const InputSite& sit
 SystemSpec Catalog::read_system(const Fields& f) const {
     f.reject_unknown({"name", "aliases", "vendor", "gpu", "gpus_per_node", "cpu", "sockets", "cpu_only", "host_memory",
                       "inter_node", "storage", "power", "node_base_power_w", "components", "links", "sources",
-                      "notes", "measured_fields", "samples", "form_factor", "nvlink_bridges"});
+                      "notes", "measured_fields", "samples", "form_factor"});
     SystemSpec s;
     s.name = f.get_string("name").value_or("");
     s.vendor = f.get_string("vendor").value_or("");
+    s.form_factor = f.get_string("form_factor").value_or("");
     s.cpu_only = f.get_bool("cpu_only").value_or(false);
-    s.sockets = static_cast<int>(f.get_int("sockets", 1, 16).value_or(1));
+    s.sockets = static_cast<int>(f.get_int("sockets", 1, 64).value_or(1));
     auto device_field = [&](const char* key, DeviceKind kind) -> DeviceSpec {
         const Json* v = f.raw(key);
         if (!v) f.fail(key, "missing");
@@ -328,14 +329,14 @@ SystemSpec Catalog::read_system(const Fields& f) const {
         if (!comps->is_array()) f.fail("components", "expected a list of {id, kind, socket}");
         for (size_t i = 0; i < comps->size(); ++i) {
             Fields c((*comps)[i], f.file(), f.path_of("components") + "[" + std::to_string(i) + "]");
-            c.reject_unknown({"id", "kind", "socket", "device", "notes", "lanes", "network"});
+            c.reject_unknown({"id", "kind", "socket", "notes"});
             Component comp;
             auto id = c.get_string("id");
             if (!id) c.fail("id", "missing");
             if (std::find(ids.begin(), ids.end(), *id) != ids.end()) c.fail("id", "'" + *id + "' appears twice");
             comp.id = *id;
             comp.kind = parse_component_kind(c);
-            comp.socket = static_cast<int>(c.get_int("socket", 0, 15).value_or(0));
+            comp.socket = static_cast<int>(c.get_int("socket", 0, 63).value_or(0));
             ids.push_back(*id);
             s.components.push_back(comp);
         }

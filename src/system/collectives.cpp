@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "ftbound/error.hpp"
-#include "ftbound/units.hpp"
-#include "system/topology.hpp"
+#include "system/nic_share.hpp"
+#include "system/ring_packing.hpp"
 
 namespace ftb {
 
@@ -203,35 +203,20 @@ CommGroup comm_group(const SystemSpec& system, int ranks, int ranks_per_node) {
     g.nodes = (ranks + ranks_per_node - 1) / ranks_per_node;
     g.arch = gpu_arch(system.device);
     g.amd_host = system.host_cpu.vendor == "amd";
-    g.nic_GBps = system.inter_node.bandwidth_GBps * system.inter_node.achievable_fraction;
     g.net_latency_us = system.inter_node.latency_us;
-    if (g.nodes > 1 && !(g.nic_GBps > 0))
-        throw InputError(file, "inter_node", "a group that spans nodes needs an inter-node network");
+    if (g.nodes > 1) {
+        if (!(system.inter_node.bandwidth_GBps * system.inter_node.achievable_fraction > 0))
+            throw InputError(file, "inter_node", "a group that spans nodes needs an inter-node network");
+        // The node's GPUs of the group all leave through their closest NICs at once.
+        g.nic_GBps = nic_share(system, ranks_per_node).per_gpu_GBps;
+    }
 
     if (ranks_per_node > 1) {
-        // The node's part of a ring: gpu0 -> gpu1 -> ... -> gpu0, all flows at once, so rings that
-        // cross a shared host bridge or switch uplink see their share of it.
-        const Topology topo(system);
-        std::vector<Flow> ring;
-        for (int i = 0; i < ranks_per_node; ++i) {
-            const int from = topo.gpu(i), to = topo.gpu((i + 1) % ranks_per_node);
-            if (from < 0 || to < 0)
-                throw InputError(file, "components", "GPU components gpu0..gpu" + std::to_string(ranks_per_node - 1) +
-                                                         " are needed for a group of " + std::to_string(ranks_per_node));
-            ring.push_back({from, to, kGiB});  // any equal size: only the shares matter
-        }
-        const std::vector<FlowResult> shares = share_links(topo, ring);
-        g.intra_bus_GBps = std::numeric_limits<double>::infinity();
-        g.intra_nvlink = true;
-        for (const FlowResult& r : shares) {
-            g.intra_bus_GBps = std::min(g.intra_bus_GBps, r.initial_rate_GBps);
-            for (const LinkDirection& hop : r.route.hops) {
-                const LinkSpec& link = system.links[hop.link].link;
-                if (!is_nvlink(link) && link.name.rfind("xgmi", 0) != 0) g.intra_nvlink = false;
-            }
-            for (int c : r.route.components)
-                if (system.components[c].kind == ComponentKind::nvswitch) g.nvswitch = true;
-        }
+        // The node's part of the rings: NCCL's channels spread over the GPU orders that fill the fabric.
+        const RingPacking rings = pack_rings(system, ranks_per_node);
+        g.intra_bus_GBps = rings.bus_GBps;
+        g.intra_nvlink = rings.nvlink_only;
+        g.nvswitch = rings.through_nvswitch;
     }
     g.nvls = g.nodes == 1 && g.nvswitch && g.intra_nvlink && ranks >= kNvlsMinRanks &&
              (g.arch == GpuArch::hopper || g.arch == GpuArch::blackwell);

@@ -78,6 +78,14 @@ double Topology::capacity_GBps(LinkDirection d) const {
 }
 
 Route Topology::route(int from, int to) const {
+    std::optional<Route> r = find_route(from, to);
+    if (!r)
+        throw InputError(system_->name, "links",
+                         "no path from " + system_->components[from].id + " to " + system_->components[to].id);
+    return *r;
+}
+
+std::optional<Route> Topology::find_route(int from, int to) const {
     const int n = component_count();
     if (from < 0 || from >= n || to < 0 || to >= n)
         throw InputError(system_->name, "components", "route endpoint does not exist");
@@ -116,9 +124,7 @@ Route Topology::route(int from, int to) const {
             }
         }
     }
-    if (depth[to] == kUnseen)
-        throw InputError(system_->name, "links",
-                         "no path from " + system_->components[from].id + " to " + system_->components[to].id);
+    if (depth[to] == kUnseen) return std::nullopt;
     for (int v = to; v != from; v = pred[v]) {
         const int link = pred_link[v];
         r.components.push_back(v);

@@ -6,6 +6,7 @@
 // Build a Topology once per system; routes are computed on demand (BFS, small graphs). Not meant for
 // the per-plan hot path: precompute routes and shares there.
 #pragma once
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -47,6 +48,8 @@ public:
     // GPUs, NICs and NVMe drives are endpoints only: traffic never transits them.
     // Throws InputError when `to` is unreachable from `from`.
     Route route(int from, int to) const;
+    // The same, or nothing when `to` cannot be reached.
+    std::optional<Route> find_route(int from, int to) const;
 
 private:
     const SystemSpec* system_;
