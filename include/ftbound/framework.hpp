@@ -38,11 +38,12 @@ struct FrameworkProfile {
     // Vocabulary-sized cross-entropy tensors live at the loss peak: torch's log_softmax + nll keep the saved
     // output, its incoming gradient and the produced gradient (3); Megatron's vocab-parallel CE works in place (1).
     double cross_entropy_live_copies = 3;
-    bool qlora_quantizes_lm_head = false;
-    // A linear layer with a frozen weight still keeps its input for backward: stock torch.nn.functional.linear
-    // saves it regardless of requires_grad (pytorch/pytorch issue #42371); Megatron/apex and Transformer Engine
-    // linears save it only when the weight gradient is needed (NVIDIA/apex PR #1517, TransformerEngine PR #739).
-    bool frozen_linear_saves_input = true;       // the 4-bit conversion also takes the output head
+    bool qlora_quantizes_lm_head = false;       // the 4-bit conversion also takes the output head
+    // A quantised frozen linear keeps its input when the input needs a gradient: bitsandbytes MatMul4Bit stores
+    // ctx.tensors = (A, B) whenever any(ctx.needs_input_grad[:2]) (bitsandbytes autograd/_functions.py);
+    // torchao's linear_nf4 (torchtune) keeps only the NF4 weight. A stock frozen linear keeps nothing
+    // (autograd saves mm's input only for the weight gradient; measured: validation/measured/saved-tensors).
+    bool quantized_linear_saves_input = true;
     // FSDP wraps frozen and trainable parameters in one unit (use_orig_params=True): gradients are kept for the
     // whole unit, as if nothing were frozen (PyTorch FSDP docs, "FSDP has some constraints on freezing parameters").
     bool fsdp_unit_mixes_frozen = false;
