@@ -55,6 +55,7 @@ struct TimeResult {
     double compute_busy = 0;
     double memory_busy = 0;
     double link_busy = 0;
+    double communication_seconds = 0;        // transfers of one step on the links (exposed + hidden under compute)
     double kernels_per_step = 0;             // per GPU
     bool power_capped = false;
 };

@@ -1,4 +1,4 @@
-// `ftbound validate CASES.csv [--json] [--by-source] [--pins PINS.csv]`: predicted vs measured per case, MAPE and
+// `ftbound validate CASES.csv [--json|--csv] [--by-source] [--pins PINS.csv]`: predicted vs measured per case, MAPE and
 // worst case per quantity (overall and per source), and the check of the pinned figures (exit 3 when one is above
 // its pin).
 #include <fmt/format.h>
@@ -9,6 +9,7 @@
 
 #include "cli/command.hpp"
 #include "ftbound/error.hpp"
+#include "report/csv.hpp"
 #include "report/table.hpp"
 #include "validate/pins.hpp"
 #include "validate/validation.hpp"
@@ -51,6 +52,16 @@ nlohmann::ordered_json cases_json(const std::vector<CaseResult>& results) {
         rows.push_back(row);
     }
     return rows;
+}
+
+// One CSV row per case (docs/output.md): the same fields as cases[] of --json.
+std::string cases_csv(const std::vector<CaseResult>& results) {
+    CsvTable t({"id", "source", "quantity", "quality", "unit", "measured", "predicted", "error_percent", "skipped"});
+    for (const auto& r : results)
+        t.add({r.c.id, case_source(r.c.id), r.c.quantity, r.c.quality, r.c.unit, csv_value(r.c.measured),
+               r.predicted ? csv_value(*r.predicted) : "", r.predicted ? csv_value(100 * r.error_fraction) : "",
+               r.predicted ? "" : r.skipped});
+    return t.str();
 }
 
 std::string cases_text(const std::vector<CaseResult>& results) {
@@ -114,7 +125,7 @@ std::string relative_to_pins(const std::string& cases, const std::string& pins) 
 
 struct Options {
     std::string csv, only, pins, reason;
-    bool json = false, by_source = false, update_pins = false;
+    bool json = false, csv_out = false, by_source = false, update_pins = false;
 };
 
 // Rewrites this cases file's pins with the current figures; a pin may rise only with a stated reason.
@@ -154,7 +165,9 @@ int run(const Options& o) {
     }
     bool all_ok = true;
     for (const auto& c : checks) all_ok = all_ok && c.ok;
-    if (o.json) {
+    if (o.csv_out) {
+        std::cout << cases_csv(results);
+    } else if (o.json) {
         nlohmann::ordered_json j;
         j["cases"] = cases_json(results);
         j["summary"] = summary_json(summary);
@@ -189,7 +202,8 @@ const Register reg{Command{
     [](CLI::App& sub) -> std::function<int()> {
         auto o = std::make_shared<Options>();
         sub.add_option("cases", o->csv, "cases.csv (columns id,job,quantity,measured,unit,source,note[,quality])")->required();
-        sub.add_flag("--json", o->json, "print one JSON document");
+        auto* json = sub.add_flag("--json", o->json, "print one JSON document");
+        sub.add_flag("--csv", o->csv_out, "print one CSV row per case (docs/output.md)")->excludes(json);
         sub.add_option("--quantity", o->only, "only cases of this quantity");
         sub.add_flag("--by-source", o->by_source, "also summarise per source (case-id prefix: lf, lg, tune, ...)");
         sub.add_option("--pins", o->pins, "pinned figures (validation/pins.csv): exit 3 when a MAPE is above its pin");

@@ -1,10 +1,21 @@
 #include "ops/compare.hpp"
 
+#include <sstream>
+
 #include "ftbound/error.hpp"
 #include "spec/catalog.hpp"
 #include "spec/job_file.hpp"
 
 namespace ftb {
+
+std::vector<std::string> split_system_list(const std::string& list) {
+    std::vector<std::string> out;
+    std::stringstream ss(list);
+    std::string item;
+    while (std::getline(ss, item, ','))
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
 
 std::vector<CompareRow> compare_systems(const Json& doc, const std::string& file, const std::vector<std::string>& systems) {
     std::vector<CompareRow> rows;

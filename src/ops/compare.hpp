@@ -19,6 +19,9 @@ struct CompareRow {
     std::vector<std::string> adjustments;   // what had to change for this system
 };
 
+// "a,b,c" -> {a, b, c} (empty items dropped).
+std::vector<std::string> split_system_list(const std::string& list);
+
 std::vector<CompareRow> compare_systems(const Json& job_document, const std::string& job_file,
                                         const std::vector<std::string>& systems);
 

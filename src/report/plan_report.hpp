@@ -8,6 +8,7 @@
 namespace ftb {
 
 nlohmann::ordered_json memory_json(const MemoryResult& m);
+nlohmann::ordered_json memory_walk_json(const MemoryWalk& walk);
 nlohmann::ordered_json plan_json(const Job& job, const Plan& plan);
 std::string plan_text(const Job& job, const Plan& plan);
 std::string memory_verdict(const Job& job, const MemoryResult& m);

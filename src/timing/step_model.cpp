@@ -37,6 +37,7 @@ TimeResult plan_time_with_groups(const Job& job, const MemoryResult& mem, const 
     res.compute_busy = busy.total_s > 0 ? busy.compute_s / busy.total_s : 0;
     res.memory_busy = busy.total_s > 0 ? busy.memory_s / busy.total_s : 0;
     res.link_busy = res.step_seconds > 0 ? std::min(1.0, schedule.comm_busy_s / res.step_seconds) : 0;
+    res.communication_seconds = schedule.comm_busy_s;
     res.kernels_per_step = ga * (stage.forward.kernels + stage.backward.kernels + stage.recompute.kernels);
     res.bottleneck_sentence = describe_bottleneck(job, res);
     return res;
