@@ -11,11 +11,6 @@ enum class MixedStyle {
     master,  // low-precision parameters; fp32 master copy inside the optimizer (Megatron, DeepSpeed)
 };
 
-enum class OptimizerStepImpl {
-    foreach,   // torch.optim default on CUDA: multi-tensor ops with full-size intermediates
-    fused,     // fused kernel: no intermediates
-};
-
 struct FrameworkProfile {
     std::string name = "generic";
     // Defaults for job-file fields the user left out.
@@ -24,10 +19,15 @@ struct FrameworkProfile {
     std::string default_loss = "standard";
     std::string default_optimizer = "adamw";
     double default_lora_dropout = 0.0;
+    std::string default_optimizer_impl = "foreach";          // torch.optim's default on CUDA
+    std::string default_activation_checkpointing = "none";
+    std::string default_activation_offload = "none";         // none | cpu | checkpoints (applied with full recompute)
+    // What `activation_checkpointing: selective` recomputes in this framework: "attention" = the attention core
+    // (Megatron recompute_granularity selective), "op" = torchtitan's per-op selective AC (SelectiveAC).
+    std::string selective_recompute = "attention";
     // Memory behaviour
     MixedStyle mixed_style = MixedStyle::amp;
     double mixed_grad_bytes = 4;                // gradient element size under mixed precision
-    OptimizerStepImpl optimizer_step = OptimizerStepImpl::foreach;
     bool ddp_gradient_buckets = false;          // DDP's flat reducer buckets beside .grad (not a bucket view)
     bool fused_qkv = false;                     // one qkv projection (one saved input, one LoRA dropout)
     bool fused_norm = false;                    // norm kernel saves its input + statistics only
