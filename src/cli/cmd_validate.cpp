@@ -11,6 +11,7 @@
 #include "ftbound/error.hpp"
 #include "report/csv.hpp"
 #include "report/table.hpp"
+#include "validate/calibrate.hpp"
 #include "validate/pins.hpp"
 #include "validate/validation.hpp"
 
@@ -125,8 +126,29 @@ std::string relative_to_pins(const std::string& cases, const std::string& pins) 
 
 struct Options {
     std::string csv, only, pins, reason;
-    bool json = false, csv_out = false, by_source = false, update_pins = false;
+    bool json = false, csv_out = false, by_source = false, update_pins = false, fit_factor = false;
 };
+
+// The matmul time factor fitted on every source, and per source the MAPE in-sample, uncalibrated and left out.
+int fit_factor(const std::vector<ValidationCase>& cases, const std::string& dir) {
+    FactorFit in_sample;
+    const auto rows = leave_one_source_out(cases, dir, in_sample);
+    std::string out = "matmul_time_factor fitted on every source (data/frameworks/*.yaml, time: matmul_time_factor):\n";
+    for (const auto& [arch, f] : in_sample.factor)
+        out += fmt::format("  {}: {:.2f} ({} cases)\n", arch, f, in_sample.cases.at(arch));
+    TextTable t({"source", "quantity", "cases", "in-sample", "uncalibrated", "left out", "factors fitted without it"},
+                {false, false, true, true, true, true, false});
+    for (const auto& r : rows) {
+        std::string factors;
+        for (const auto& [arch, f] : r.fit_left_out.factor) factors += fmt::format("{}{} {:.2f}", factors.empty() ? "" : ", ", arch, f);
+        t.add({r.source, r.quantity, std::to_string(r.cases), fmt::format("{:.1f}%", 100 * r.mape_in_sample),
+               fmt::format("{:.1f}%", 100 * r.mape_uncalibrated), fmt::format("{:.1f}%", 100 * r.mape_left_out),
+               factors.empty() ? "none" : factors});
+    }
+    out += "\nMAPE of the time cases whose framework opts in (quality high and medium):\n" + t.str();
+    std::cout << out;
+    return 0;
+}
 
 // Rewrites this cases file's pins with the current figures; a pin may rise only with a stated reason.
 int update_pins(const Options& o, const std::vector<Pin>& pins, const std::vector<QuantitySummary>& all) {
@@ -150,6 +172,7 @@ int run(const Options& o) {
     const std::vector<Pin> pins = pins_exist ? read_pins(o.pins) : std::vector<Pin>{};
     const fs::path csv_path(o.csv);
     const std::string dir = csv_path.has_parent_path() ? csv_path.parent_path().string() : std::string(".");
+    if (o.fit_factor) return fit_factor(cases, dir);
     std::vector<CaseResult> results;
     for (const auto& c : cases)
         if (o.only.empty() || c.quantity == o.only) results.push_back(run_case(c, dir));
@@ -209,6 +232,9 @@ const Register reg{Command{
         sub.add_option("--pins", o->pins, "pinned figures (validation/pins.csv): exit 3 when a MAPE is above its pin");
         sub.add_flag("--update-pins", o->update_pins, "write this cases file's current figures into --pins");
         sub.add_option("--reason", o->reason, "why a pin rises (required when --update-pins raises one)");
+        sub.add_flag("--fit-matmul-factor", o->fit_factor,
+                     "fit the matmul time factor per GPU architecture; print in-sample, uncalibrated and "
+                     "leave-one-source-out MAPE per source (docs/validation.md)");
         return [o] { return run(*o); };
     }}};
 

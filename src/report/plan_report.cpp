@@ -122,8 +122,10 @@ OJson plan_json(const Job& job, const Plan& plan) {
                        {"tokens_per_second", t.tokens_per_second},
                        {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
                        {"mfu", t.mfu},
+                       {"mfu_6n", t.mfu_6n},
                        {"hfu", t.hfu},
                        {"model_flops_per_step", t.model_flops_per_step},
+                       {"model_flops_6n_per_step", t.model_flops_6n_per_step},
                        {"hardware_flops_per_step", t.hardware_flops_per_step}};
     j["bottleneck"] = {{"resource", to_string(t.bottleneck)}, {"share", t.bottleneck_share}, {"why", t.bottleneck_sentence}};
     OJson weak = OJson::array();
@@ -265,9 +267,9 @@ std::string plan_text(const Job& job, const Plan& plan) {
                            ? fmt::format(" (beyond the model's {} trained positions)", job.model.max_positions)
                            : "");
     const TimeResult& tm = plan.time;
-    out += fmt::format("\n  step: {} per optimizer step ({} micro-batch{} per GPU), {:.0f} tokens/s ({:.0f} per GPU), MFU {:.1f}%, HFU {:.1f}%\n",
+    out += fmt::format("\n  step: {} per optimizer step ({} micro-batch{} per GPU), {:.0f} tokens/s ({:.0f} per GPU), MFU {:.1f}% (6N {:.1f}%), HFU {:.1f}%\n",
                        fmt_seconds(tm.step_seconds), js.grad_accumulation(), js.grad_accumulation() > 1 ? "es" : "",
-                       tm.tokens_per_second, tm.tokens_per_second_per_gpu, 100 * tm.mfu, 100 * tm.hfu);
+                       tm.tokens_per_second, tm.tokens_per_second_per_gpu, 100 * tm.mfu, 100 * tm.mfu_6n, 100 * tm.hfu);
     TextTable st({"where the step goes", "seconds", "share", "resource"}, {false, true, true, false});
     for (const auto& p : tm.breakdown)
         st.add({p.phase, fmt_seconds(p.seconds), fmt_percent(p.seconds / tm.step_seconds), to_string(p.resource)});
