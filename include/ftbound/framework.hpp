@@ -11,11 +11,6 @@ enum class MixedStyle {
     master,  // low-precision parameters; fp32 master copy inside the optimizer (Megatron, DeepSpeed)
 };
 
-enum class OptimizerStepImpl {
-    foreach,   // torch.optim default on CUDA: multi-tensor ops with full-size intermediates
-    fused,     // fused kernel: no intermediates
-};
-
 struct FrameworkProfile {
     std::string name = "generic";
     // Defaults for job-file fields the user left out.
@@ -24,10 +19,15 @@ struct FrameworkProfile {
     std::string default_loss = "standard";
     std::string default_optimizer = "adamw";
     double default_lora_dropout = 0.0;
+    std::string default_optimizer_impl = "foreach";          // torch.optim's default on CUDA
+    std::string default_activation_checkpointing = "none";
+    std::string default_activation_offload = "none";         // none | cpu | checkpoints (applied with full recompute)
+    // What `activation_checkpointing: selective` recomputes in this framework: "attention" = the attention core
+    // (Megatron recompute_granularity selective), "op" = torchtitan's per-op selective AC (SelectiveAC).
+    std::string selective_recompute = "attention";
     // Memory behaviour
     MixedStyle mixed_style = MixedStyle::amp;
     double mixed_grad_bytes = 4;                // gradient element size under mixed precision
-    OptimizerStepImpl optimizer_step = OptimizerStepImpl::foreach;
     bool ddp_gradient_buckets = false;          // DDP's flat reducer buckets beside .grad (not a bucket view)
     bool fused_qkv = false;                     // one qkv projection (one saved input, one LoRA dropout)
     bool fused_norm = false;                    // norm kernel saves its input + statistics only
@@ -38,11 +38,12 @@ struct FrameworkProfile {
     // Vocabulary-sized cross-entropy tensors live at the loss peak: torch's log_softmax + nll keep the saved
     // output, its incoming gradient and the produced gradient (3); Megatron's vocab-parallel CE works in place (1).
     double cross_entropy_live_copies = 3;
-    bool qlora_quantizes_lm_head = false;
-    // A linear layer with a frozen weight still keeps its input for backward: stock torch.nn.functional.linear
-    // saves it regardless of requires_grad (pytorch/pytorch issue #42371); Megatron/apex and Transformer Engine
-    // linears save it only when the weight gradient is needed (NVIDIA/apex PR #1517, TransformerEngine PR #739).
-    bool frozen_linear_saves_input = true;       // the 4-bit conversion also takes the output head
+    bool qlora_quantizes_lm_head = false;       // the 4-bit conversion also takes the output head
+    // A quantised frozen linear keeps its input when the input needs a gradient: bitsandbytes MatMul4Bit stores
+    // ctx.tensors = (A, B) whenever any(ctx.needs_input_grad[:2]) (bitsandbytes autograd/_functions.py);
+    // torchao's linear_nf4 (torchtune) keeps only the NF4 weight. A stock frozen linear keeps nothing
+    // (autograd saves mm's input only for the weight gradient; measured: validation/measured/saved-tensors).
+    bool quantized_linear_saves_input = true;
     // FSDP wraps frozen and trainable parameters in one unit (use_orig_params=True): gradients are kept for the
     // whole unit, as if nothing were frozen (PyTorch FSDP docs, "FSDP has some constraints on freezing parameters").
     bool fsdp_unit_mixes_frozen = false;

@@ -11,12 +11,18 @@ namespace ftb {
 enum class Method { full, lora, qlora, freeze };
 enum class Precision { fp32, tf32, fp16, bf16, fp8 };
 enum class WeightsMode { mixed, pure };
-enum class Optimizer { adamw, adamw_8bit, paged_adamw_8bit, adam, sgd, sgd_momentum, adafactor, lion };
-enum class Recompute { none, selective, full };
+enum class Optimizer { adamw, adamw_8bit, paged_adamw_8bit, paged_adamw, adam, sgd, sgd_momentum, adafactor, lion };
+// How the optimizer step runs: torch.optim foreach (multi-tensor ops with state-sized intermediates), fused
+// (one kernel, no intermediates), for_loop (one parameter at a time).
+enum class OptimizerImpl { foreach, fused, for_loop };
+// selective: attention core (Megatron); full: whole blocks (train.recompute_layers of them per stage);
+// op: torchtitan per-op selective AC (saves matmul and attention outputs, every other matmul recomputed).
+enum class Recompute { none, selective, full, op };
 enum class Attention { flash, sdpa, eager };
 enum class LossImpl { standard, fp32_upcast, chunked, fused };
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
-enum class OffloadTarget { none, cpu, nvme };
+// checkpoints: (activations only) the recompute checkpoints, i.e. block inputs, go to host memory.
+enum class OffloadTarget { none, cpu, nvme, checkpoints };
 
 struct LoraConfig {
     int64_t rank = 16;
@@ -39,6 +45,7 @@ struct TrainSpec {
     Precision precision = Precision::bf16;
     WeightsMode weights = WeightsMode::mixed;
     Optimizer optimizer = Optimizer::adamw;
+    OptimizerImpl optimizer_impl = OptimizerImpl::foreach;   // framework default when the job leaves it out
     bool optimizer_in_backward = false;
     int64_t micro_batch = 1;
     int64_t global_batch = 1;
@@ -46,6 +53,8 @@ struct TrainSpec {
     bool packing = true;
     double avg_seq_len = 0;            // real tokens per sequence when padded (0 = seq_len)
     Recompute recompute = Recompute::none;
+    int64_t recompute_layers = 0;      // full recompute: blocks per pipeline stage that recompute (0 = all)
+    bool fp8_weights = false;          // low-precision weight copies stored in fp8 (precision fp8 only)
     Attention attention = Attention::flash;
     LossImpl loss = LossImpl::standard;
     bool compile = false;
@@ -107,6 +116,7 @@ struct JobSpec {
 const char* to_string(Method);
 const char* to_string(Precision);
 const char* to_string(Optimizer);
+const char* to_string(OptimizerImpl);
 const char* to_string(Recompute);
 const char* to_string(Attention);
 const char* to_string(LossImpl);

@@ -42,6 +42,10 @@ nlohmann::ordered_json cases_json(const std::vector<CaseResult>& results) {
         if (r.predicted) {
             row["predicted"] = *r.predicted;
             row["error_percent"] = 100 * r.error_fraction;
+            if (r.predicted_as_transcribed) {
+                row["set"] = r.c.set;
+                row["predicted_as_transcribed"] = *r.predicted_as_transcribed;
+            }
         } else {
             row["predicted"] = nullptr;
             row["skipped"] = r.skipped;
@@ -73,6 +77,16 @@ std::string cases_text(const std::vector<CaseResult>& results) {
                fmt::format("{:+.1f}%", 100 * r.error_fraction)});
     }
     std::string out = t.str();
+    std::string stated;
+    for (const auto& r : results)
+        if (r.predicted && r.predicted_as_transcribed) {
+            std::string sets;
+            for (const auto& kv : r.c.set) sets += (sets.empty() ? "" : "; ") + kv;
+            stated += fmt::format("  {}: {} -> {} ({:+.1f}%); as transcribed {} ({:+.1f}%)\n", r.c.id, sets,
+                                  fmt_value(*r.predicted), 100 * r.error_fraction, fmt_value(*r.predicted_as_transcribed),
+                                  100 * (*r.predicted_as_transcribed - r.c.measured) / r.c.measured);
+        }
+    if (!stated.empty()) out += "\ncases planned with the setting their source states (set column):\n" + stated;
     if (skipped) {
         out += fmt::format("\n{} case(s) not predicted:\n", skipped);
         for (const auto& r : results)

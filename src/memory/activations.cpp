@@ -49,10 +49,10 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
         }
         return bytes;
     };
-    // bitsandbytes MatMul4Bit keeps its input A whenever A needs a gradient (ctx.tensors = (A, B)), so a
-    // quantised frozen linear saves its input like a trainable one (bitsandbytes autograd/_functions.py).
-    const bool saves_frozen_inputs = job.spec.train.method == Method::qlora;
-    const bool keeps_inputs = trainable_weights || saves_frozen_inputs || job.framework.frozen_linear_saves_input;
+    // A frozen linear keeps no input: autograd saves mm's mat1 only for mat2's gradient (derivatives.yaml mm;
+    // measured with saved_tensors_hooks, validation/measured/saved-tensors). A quantised one may (profile).
+    const bool quantised_keeps = job.spec.train.method == Method::qlora && job.framework.quantized_linear_saves_input;
+    const bool keeps_inputs = trainable_weights || quantised_keeps;
     const int qkv_linears = fused_qkv ? 1 : 3;
     const int qkv_adapters = fused_qkv ? ((lora & (kQ | kK | kV)) ? 1 : 0)
                                        : !!(lora & kQ) + !!(lora & kK) + !!(lora & kV);

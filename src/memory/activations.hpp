@@ -1,6 +1,6 @@
 // Activations saved for backward, per token of one block, counted per op the way autograd keeps
-// them. Elementwise ops save an input only when the gradient of another input needs it; linear layers
-// follow the framework (FrameworkProfile::frozen_linear_saves_input).
+// them. Elementwise ops save an input only when the gradient of another input needs it; a linear layer saves
+// its input only when its weight trains (or a quantised kernel keeps it: FrameworkProfile::quantized_linear_saves_input).
 #pragma once
 #include "ftbound/memory.hpp"
 #include "memory/training_setup.hpp"

@@ -65,17 +65,21 @@ OptimizerBytes optimizer_bytes(const Job& job, const TrainingSetup& set, const S
         o.host = p.trainable * (set.optimizer_bytes_per_param + (set.master_bytes_per_param > 0 ? 0 : 4) + 4) / shard;
         o.resident = 0;
     }
-    if (tr.optimizer == Optimizer::paged_adamw_8bit) {
+    if (tr.optimizer == Optimizer::paged_adamw_8bit || tr.optimizer == Optimizer::paged_adamw) {
         // bitsandbytes paged optimizers allocate states in CUDA unified memory, outside PyTorch's allocator:
         // nvidia-smi sees them, torch.cuda.max_memory_allocated does not.
         o.paged = o.resident;
         o.resident = 0;
     }
     const bool adam_like = tr.optimizer == Optimizer::adamw || tr.optimizer == Optimizer::adam || tr.optimizer == Optimizer::lion;
-    if (!offload && job.framework.optimizer_step == OptimizerStepImpl::foreach && adam_like) {
-        // torch.optim foreach AdamW: _foreach_sqrt(exp_avg_sqs) makes one state-sized intermediate.
-        o.step_temp = p.trainable * set.state_bytes / shard;
-        if (tr.optimizer_in_backward) o.step_temp = p.largest_layer * set.state_bytes;
+    if (!offload && adam_like) {
+        // torch.optim _multi_tensor_adamw: exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs) is one state-sized
+        // intermediate over every parameter it steps at once; _single_tensor_adamw (for-loop) makes it one tensor at
+        // a time; the fused kernel makes none (torch/optim/adamw.py).
+        const double all_at_once = tr.optimizer_in_backward ? p.largest_layer : p.trainable / shard;
+        if (tr.optimizer_impl == OptimizerImpl::foreach) o.step_temp = all_at_once * set.state_bytes;
+        if (tr.optimizer_impl == OptimizerImpl::for_loop)
+            o.step_temp = std::min(all_at_once, p.largest_trainable_matrix / shard) * set.state_bytes;
     }
     return o;
 }

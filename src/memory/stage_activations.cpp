@@ -31,6 +31,26 @@ double edge_activations(const Job& job, const TrainingSetup& set, const StageSpl
     return bytes;
 }
 
+// Per-op selective AC (torchtitan SelectiveAC, distributed/activation_checkpoint.py): the block's input is the
+// checkpoint; outputs of the ops on the save list stay (attention's output and log-sum-exp; matmul outputs, except
+// every second matmul in forward order, which is recomputed); everything else is recomputed in backward.
+// Returns bytes per token: the tensor-parallel part and the replicated part.
+std::pair<double, double> op_checkpoint_per_token(const LayerSpec& l, const Job& job, const TrainingSetup& set) {
+    const double act = set.bytes.act, h = double(l.hidden), q = double(l.q_dim()), kv = double(l.kv_dim());
+    const double experts = l.experts > 0 ? double(l.experts_per_token) : 1.0, i = double(l.ffn_intermediate) * experts;
+    struct Output { double width; bool tp_sharded; };
+    std::vector<Output> mms;   // matmul outputs in forward order
+    if (set.fused_qkv) mms.push_back({q + 2 * kv, true});
+    else mms.insert(mms.end(), {{q, true}, {kv, true}, {kv, true}});
+    mms.push_back({h, false});
+    if (l.ffn_kind == FfnKind::gated) mms.push_back({i, true});
+    mms.insert(mms.end(), {{i, true}, {h, false}});
+    double tp = act * q + 4.0 * double(l.heads), rep = set.bytes.residual * h;
+    if (job.spec.train.attention == Attention::eager) tp += act * double(l.heads) * double(job.spec.train.seq_len);
+    for (size_t k = 0; k < mms.size(); k += 2) (mms[k].tp_sharded ? tp : rep) += act * mms[k].width;
+    return {tp, rep};
+}
+
 }  // namespace
 
 StageActivations stage_activations(const Job& job, const TrainingSetup& set, const StageSplit& sp, int64_t stage) {
@@ -40,8 +60,10 @@ StageActivations stage_activations(const Job& job, const TrainingSetup& set, con
     const double tp = double(par.tp);
     const double sp_div = par.sequence_parallel ? tp : 1.0;
     const double tokens = double(set.tokens_per_micro_batch);
+    // Full recompute of the first recompute_layers blocks of the stage (Megatron recompute_method block), all by default.
+    const int64_t recomputed = tr.recompute_layers > 0 ? tr.recompute_layers : sp.blocks();
     StageActivations out;
-    double total = 0, block_max = 0, block_work = 0, block_input = 0;
+    double total = 0, block_max = 0, block_work = 0, block_input = 0, checkpoints = 0;
     out.per_block.reserve(size_t(sp.blocks()));
     for (int64_t li = sp.first; li < sp.last; ++li) {
         const LayerSpec& l = m.layers[size_t(li)];
@@ -52,25 +74,39 @@ StageActivations stage_activations(const Job& job, const TrainingSetup& set, con
         const double tp_part = a.tp_sharded_per_token / tp;
         const double rep_part = (a.per_token.total() - a.tp_sharded_per_token) / sp_div;
         const double working = (tp_part + rep_part) * tokens;
+        const double input = needs_grad ? a.layer_input_per_token / sp_div * tokens : 0;
         double saved = working;
         if (tr.recompute == Recompute::selective) saved -= a.scores_per_token / tp * tokens;
-        if (tr.recompute == Recompute::full) saved = needs_grad ? a.layer_input_per_token / sp_div * tokens : 0;
+        if (tr.recompute == Recompute::full && li - sp.first < recomputed) {
+            saved = input;
+            checkpoints += input;
+        }
+        if (tr.recompute == Recompute::op && needs_grad) {
+            const auto [op_tp, op_rep] = op_checkpoint_per_token(l, job, set);
+            saved = (op_tp / tp + op_rep / sp_div) * tokens;
+        }
         out.per_block.push_back(saved);
         total += saved;
         block_max = std::max(block_max, saved);
         block_work = std::max(block_work, working);
-        block_input = std::max(block_input, a.layer_input_per_token / sp_div * tokens);
+        block_input = std::max(block_input, input);
     }
     total += edge_activations(job, set, sp, tokens, sp_div);
     out.in_flight = in_flight_micro_batches(par, set.grad_accumulation, stage);
     out.resident = total * out.in_flight;
-    // With full recompute, backward rebuilds one block at a time.
-    if (tr.recompute == Recompute::full) out.recompute_work = block_work;
-    if (job.spec.offload.activations != OffloadTarget::none) {
-        // Offloaded activations live in host memory; two blocks stay on the GPU (double buffering).
+    // Recompute (full or per-op) rebuilds one block at a time in backward.
+    if (tr.recompute == Recompute::full || tr.recompute == Recompute::op) out.recompute_work = block_work;
+    const OffloadTarget offload = job.spec.offload.activations;
+    if (offload == OffloadTarget::cpu) {
+        // Every saved tensor goes to host memory; two blocks stay on the GPU (double buffering).
         out.offloaded = true;
         out.host = out.resident;
         out.resident = std::min(out.resident, 2 * std::max(block_max, block_input));
+    } else if (offload == OffloadTarget::checkpoints) {
+        // Only the recompute checkpoints (block inputs) go to host (Unsloth_Offloaded_Gradient_Checkpointer:
+        // hidden_states.to("cpu") in forward, back to the GPU when its block recomputes); two are in flight.
+        out.host = checkpoints * out.in_flight;
+        out.resident = out.resident - out.host + std::min(out.host, 2 * block_input);
     }
     return out;
 }

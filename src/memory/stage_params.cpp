@@ -37,6 +37,8 @@ void add_block(const Job& job, const TrainingSetup& set, const LayerSpec& l, boo
     if (trains) {
         p.trainable += layer;
         p.linear_weights += attn + ffn;
+        const double widest = double(std::max({l.q_dim(), l.ffn_intermediate * std::max<int64_t>(1, l.experts)}));
+        p.largest_trainable_matrix = std::max(p.largest_trainable_matrix, double(l.hidden) * widest / tp);
     } else if (qlora) {
         p.quantised += attn + ffn;
         p.frozen += norms;
@@ -62,6 +64,7 @@ void add_embedding_and_head(const Job& job, const TrainingSetup& set, const Stag
         if (trains) {
             p.trainable += n;
             p.linear_weights += n;
+            p.largest_trainable_matrix = std::max(p.largest_trainable_matrix, n);
         } else {
             p.frozen += n;
         }
@@ -69,7 +72,10 @@ void add_embedding_and_head(const Job& job, const TrainingSetup& set, const Stag
     if (sp.has_embedding) {
         const double emb = vocab_shard + double(m.position_embedding_params) + double(m.embedding_norm_params) +
                            double(m.extra_params) + double(m.vision_params);
-        if (set.full && set.first_trainable_layer == 0) p.trainable += emb;
+        if (set.full && set.first_trainable_layer == 0) {
+            p.trainable += emb;
+            p.largest_trainable_matrix = std::max(p.largest_trainable_matrix, vocab_shard);
+        }
         else p.frozen += emb;
     }
     if (!sp.has_head) return;

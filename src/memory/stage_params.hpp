@@ -26,6 +26,7 @@ struct StageParams {
     double largest_quantised = 0;  // largest quantised weight matrix (QLoRA dequantisation buffer)
     double adafactor_state = 0;    // factored second-moment elements
     double blocks = 0;             // all block parameters on this GPU (FSDP units)
+    double largest_trainable_matrix = 0;   // elements of the largest trainable tensor (a for-loop optimizer step)
 };
 
 // `unsharded`: count as if tp = ep = 1 (the whole model's trainable parameters, for the report).

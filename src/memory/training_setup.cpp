@@ -65,7 +65,9 @@ TrainingSetup derive_setup(const Job& job) {
     // it saves fp8 copies of GEMM inputs for backward.
     s.bytes.act = fp8 ? 2 : compute;
     s.bytes.matmul_in = compute;
-    s.bytes.weight_compute = fp8 ? 2 : compute;
+    // fp8_weights: the low-precision weight copies themselves are fp8 (Megatron --fp8-param-gather / Transformer
+    // Engine fp8_model_init; torchtitan float8 enable_fsdp_float8_all_gather for the gathered FSDP copies).
+    s.bytes.weight_compute = fp8 ? (t.fp8_weights ? 1 : 2) : compute;
     const bool mixed = t.weights == WeightsMode::mixed && compute < 4;
     // FSDP/ZeRO-3 mixed precision gathers the fp32 shards as low-precision parameters (MixedPrecision
     // param_dtype): the model then runs on bf16 weights, so autocast has nothing to cast and the residual
@@ -115,6 +117,8 @@ TrainingSetup derive_setup(const Job& job) {
     switch (t.optimizer) {
         case Optimizer::adamw:
         case Optimizer::adam: s.optimizer_bytes_per_param = 2 * s.state_bytes; break;
+        // bitsandbytes PagedAdamW (32-bit): two fp32 states per parameter whatever the parameter's dtype.
+        case Optimizer::paged_adamw: s.optimizer_bytes_per_param = 8; break;
         // bitsandbytes blockwise 8-bit Adam: two uint8 states + one fp32 absmax per 2048-element block
         // (Dettmers et al. 2022, "8-bit Optimizers via Block-wise Quantization").
         case Optimizer::adamw_8bit:

@@ -100,6 +100,17 @@ OJson plan_json(const Job& job, const Plan& plan) {
     j["system"] = job.system.name;
     j["gpus"] = job.system.total_devices();
     j["memory"] = memory_json(plan.memory);
+    // The memory-relevant settings as planned: the job's, or its framework's defaults where it left them out.
+    const TrainSpec& tr = job.spec.train;
+    j["memory"]["settings"] = {{"optimizer", to_string(tr.optimizer)},
+                               {"optimizer_impl", to_string(tr.optimizer_impl)},
+                               {"activation_checkpointing", to_string(tr.recompute)},
+                               {"recompute_layers", tr.recompute_layers},
+                               {"offload_activations", to_string(job.spec.offload.activations)},
+                               {"fp8_weights", tr.fp8_weights},
+                               {"weights", tr.weights == WeightsMode::mixed ? "mixed" : "pure"},
+                               {"loss", to_string(tr.loss)},
+                               {"attention", to_string(tr.attention)}};
     j["limits"] = {{"max_micro_batch", plan.max_micro_batch}, {"max_seq_len", plan.max_seq_len}};
     const TimeResult& t = plan.time;
     OJson breakdown = OJson::array();
@@ -215,6 +226,15 @@ std::string plan_text(const Job& job, const Plan& plan) {
                        js.parallel.tp, js.parallel.pp, js.parallel.cp, js.parallel.dp, js.parallel.ep, js.parallel.zero,
                        to_string(js.train.recompute), to_string(js.train.attention), to_string(js.train.loss),
                        js.train.framework);
+    const int64_t stage_blocks = (int64_t(job.model.num_layers()) + js.parallel.pp - 1) / js.parallel.pp;
+    out += fmt::format("  memory  {} step, recompute {}{}, activation offload {}, fp8 weights {}, optimizer in backward {}\n",
+                       to_string(js.train.optimizer_impl), to_string(js.train.recompute),
+                       js.train.recompute == Recompute::full
+                           ? fmt::format(" ({} of {} blocks per stage)",
+                                         js.train.recompute_layers > 0 ? js.train.recompute_layers : stage_blocks, stage_blocks)
+                           : "",
+                       to_string(js.offload.activations), js.train.fp8_weights ? "yes" : "no",
+                       js.train.optimizer_in_backward ? "yes" : "no");
     out += fmt::format("  system  {}: {} x {} per node, {} node{}\n\n", job.system.name, job.system.devices_per_node,
                        job.system.device.name, job.system.nodes, job.system.nodes > 1 ? "s" : "");
 

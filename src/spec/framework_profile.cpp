@@ -10,23 +10,28 @@ namespace ftb {
 namespace {
 
 void read_defaults(const Fields& d, FrameworkProfile& p) {
-    d.reject_unknown({"weights", "attention", "loss", "optimizer", "lora_dropout"});
+    d.reject_unknown({"weights", "attention", "loss", "optimizer", "lora_dropout", "optimizer_impl",
+                      "activation_checkpointing", "offload_activations"});
     p.default_weights = d.get_string("weights").value_or(p.default_weights);
     p.default_attention = d.get_string("attention").value_or(p.default_attention);
     p.default_loss = d.get_string("loss").value_or(p.default_loss);
     p.default_optimizer = d.get_string("optimizer").value_or(p.default_optimizer);
     p.default_lora_dropout = d.get_number("lora_dropout", 0, 1).value_or(p.default_lora_dropout);
+    p.default_optimizer_impl = d.get_choice("optimizer_impl", {"foreach", "fused", "for_loop"}).value_or(p.default_optimizer_impl);
+    p.default_activation_checkpointing =
+        d.get_choice("activation_checkpointing", {"none", "selective", "full", "op"}).value_or(p.default_activation_checkpointing);
+    p.default_activation_offload =
+        d.get_choice("offload_activations", {"none", "cpu", "checkpoints"}).value_or(p.default_activation_offload);
 }
 
 void read_memory(const Fields& m, FrameworkProfile& p) {
-    m.reject_unknown({"mixed_style", "mixed_grad_bytes", "optimizer_step", "ddp_gradient_buckets", "fused_qkv",
+    m.reject_unknown({"mixed_style", "mixed_grad_bytes", "ddp_gradient_buckets", "fused_qkv",
                       "fused_norm", "zero3_live_layers", "zero_bucket_elements", "allocator_overhead_fraction",
                       "nccl_buffer_bytes", "cross_entropy_live_copies", "qlora_quantizes_lm_head",
-                      "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "frozen_linear_saves_input"});
+                      "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "quantized_linear_saves_input",
+                      "selective_recompute"});
     if (auto v = m.get_choice("mixed_style", {"amp", "master"})) p.mixed_style = *v == "master" ? MixedStyle::master : MixedStyle::amp;
     p.mixed_grad_bytes = m.get_number("mixed_grad_bytes", 1, 8).value_or(p.mixed_grad_bytes);
-    if (auto v = m.get_choice("optimizer_step", {"foreach", "fused"}))
-        p.optimizer_step = *v == "fused" ? OptimizerStepImpl::fused : OptimizerStepImpl::foreach;
     p.ddp_gradient_buckets = m.get_bool("ddp_gradient_buckets").value_or(p.ddp_gradient_buckets);
     p.fused_qkv = m.get_bool("fused_qkv").value_or(p.fused_qkv);
     p.fused_norm = m.get_bool("fused_norm").value_or(p.fused_norm);
@@ -38,7 +43,8 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
     p.qlora_quantizes_lm_head = m.get_bool("qlora_quantizes_lm_head").value_or(p.qlora_quantizes_lm_head);
     p.fsdp_unit_mixes_frozen = m.get_bool("fsdp_unit_mixes_frozen").value_or(p.fsdp_unit_mixes_frozen);
     p.fsdp_no_sync_accumulation = m.get_bool("fsdp_no_sync_accumulation").value_or(p.fsdp_no_sync_accumulation);
-    p.frozen_linear_saves_input = m.get_bool("frozen_linear_saves_input").value_or(p.frozen_linear_saves_input);
+    p.quantized_linear_saves_input = m.get_bool("quantized_linear_saves_input").value_or(p.quantized_linear_saves_input);
+    p.selective_recompute = m.get_choice("selective_recompute", {"attention", "op"}).value_or(p.selective_recompute);
 }
 
 void read_time(const Fields& t, FrameworkProfile& p) {

@@ -36,11 +36,15 @@ const std::vector<std::pair<std::string, Precision>> kPrecisions = {{"fp32", Pre
                                                                     {"fp8", Precision::fp8}};
 const std::vector<std::pair<std::string, Optimizer>> kOptimizers = {
     {"adamw", Optimizer::adamw},       {"adamw_8bit", Optimizer::adamw_8bit},
-    {"paged_adamw_8bit", Optimizer::paged_adamw_8bit}, {"adam", Optimizer::adam},
+    {"paged_adamw_8bit", Optimizer::paged_adamw_8bit}, {"paged_adamw", Optimizer::paged_adamw}, {"adam", Optimizer::adam},
     {"sgd", Optimizer::sgd},           {"sgd_momentum", Optimizer::sgd_momentum},
     {"adafactor", Optimizer::adafactor}, {"lion", Optimizer::lion}};
-const std::vector<std::pair<std::string, Recompute>> kRecompute = {
-    {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
+const std::vector<std::pair<std::string, OptimizerImpl>> kOptimizerImpls = {
+    {"foreach", OptimizerImpl::foreach}, {"fused", OptimizerImpl::fused}, {"for_loop", OptimizerImpl::for_loop}};
+const std::vector<std::pair<std::string, Recompute>> kRecompute = {{"none", Recompute::none},
+                                                                   {"selective", Recompute::selective},
+                                                                   {"full", Recompute::full},
+                                                                   {"op", Recompute::op}};
 const std::vector<std::pair<std::string, Attention>> kAttention = {
     {"flash", Attention::flash}, {"sdpa", Attention::sdpa}, {"eager", Attention::eager}};
 const std::vector<std::pair<std::string, LossImpl>> kLoss = {{"standard", LossImpl::standard},
@@ -52,8 +56,8 @@ const std::vector<std::pair<std::string, PipelineSchedule>> kSchedules = {
     {"interleaved", PipelineSchedule::interleaved}};
 const std::vector<std::pair<std::string, OffloadTarget>> kOffload = {
     {"none", OffloadTarget::none}, {"cpu", OffloadTarget::cpu}, {"nvme", OffloadTarget::nvme}};
-const std::vector<std::pair<std::string, OffloadTarget>> kActivationOffload = {{"none", OffloadTarget::none},
-                                                                             {"cpu", OffloadTarget::cpu}};
+const std::vector<std::pair<std::string, OffloadTarget>> kActivationOffload = {
+    {"none", OffloadTarget::none}, {"cpu", OffloadTarget::cpu}, {"checkpoints", OffloadTarget::checkpoints}};
 const std::vector<std::pair<std::string, WeightsMode>> kWeights = {{"mixed", WeightsMode::mixed},
                                                                    {"pure", WeightsMode::pure}};
 
@@ -79,6 +83,7 @@ void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
     tr.precision = choose(t, "precision", kPrecisions, "bf16");
     tr.weights = choose(t, "weights", kWeights, fw.default_weights);
     tr.optimizer = choose(t, "optimizer", kOptimizers, fw.default_optimizer);
+    tr.optimizer_impl = choose(t, "optimizer_impl", kOptimizerImpls, fw.default_optimizer_impl);
     tr.optimizer_in_backward = t.get_bool("optimizer_in_backward").value_or(false);
     tr.micro_batch = t.get_int("micro_batch", 1, 1 << 20).value_or(1);
     tr.global_batch = t.get_int("global_batch", 1, 1LL << 40).value_or(0);
@@ -90,7 +95,15 @@ void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
     if (tr.avg_seq_len > double(tr.seq_len))
         t.fail("avg_seq_len", "larger than seq_len (" + std::to_string(tr.seq_len) + "): a sequence cannot hold more "
                               "real tokens than its padded length");
-    tr.recompute = choose(t, "activation_checkpointing", kRecompute, "none");
+    tr.recompute = choose(t, "activation_checkpointing", kRecompute, fw.default_activation_checkpointing);
+    // A framework whose selective AC is per-op (torchtitan) means `op` by `selective`.
+    if (tr.recompute == Recompute::selective && fw.selective_recompute == "op") tr.recompute = Recompute::op;
+    tr.recompute_layers = t.get_int("recompute_layers", 1, 1 << 20).value_or(0);
+    if (tr.recompute_layers > 0 && tr.recompute != Recompute::full)
+        t.fail("recompute_layers", "needs activation_checkpointing: full (it says how many blocks recompute)");
+    tr.fp8_weights = t.get_bool("fp8_weights").value_or(false);
+    if (tr.fp8_weights && tr.precision != Precision::fp8)
+        t.fail("fp8_weights", "needs precision: fp8 (weights are kept in fp8 only when the matmuls run in fp8)");
     tr.attention = choose(t, "attention", kAttention, fw.default_attention);
     tr.loss = choose(t, "loss", kLoss, fw.default_loss);
     tr.compile = t.get_bool("compile").value_or(false);
@@ -155,7 +168,7 @@ void read_offload(const Fields& o, JobSpec& j) {
     j.offload.optimizer = choose(o, "optimizer", kOffload, "none");
     j.offload.params = choose(o, "params", kOffload, "none");
     // Saved activations go to host memory only (no framework streams them to NVMe).
-    j.offload.activations = choose(o, "activations", kActivationOffload, "none");
+    j.offload.activations = choose(o, "activations", kActivationOffload, to_string(j.offload.activations));
 }
 
 DeviceSpec read_device_field(const Fields& h, const std::string& key, DeviceKind kind, const Catalog& cat) {
@@ -301,6 +314,11 @@ Job job_from_document(const Json& doc, const std::string& file) {
     const int64_t devices = job.system.total_devices();
     if (root.has("parallel")) read_parallel(root.child("parallel"), job.spec, devices, dp_auto);
     else job.spec.parallel.dp = devices;
+    // The framework's activation offload applies to recompute checkpoints only when blocks are recomputed.
+    const std::string& offload_default = job.framework.default_activation_offload;
+    if (offload_default == "cpu") job.spec.offload.activations = OffloadTarget::cpu;
+    else if (offload_default == "checkpoints" && job.spec.train.recompute == Recompute::full)
+        job.spec.offload.activations = OffloadTarget::checkpoints;
     if (root.has("offload")) read_offload(root.child("offload"), job.spec);
     if (root.has("data")) read_data(root.child("data"), job.spec);
     if (root.has("ops")) read_ops(root.child("ops"), job.spec);
@@ -388,6 +406,13 @@ void check_job(const Job& job) {
         throw InputError(file, "train.precision", "bf16: the " + job.system.device.name + " has no bf16 support");
     if (j.offload.params != OffloadTarget::none && p.zero != 3)
         throw InputError(file, "offload.params", "parameter offload needs ZeRO-3 (parallel.zero: 3)");
+    if (j.offload.activations == OffloadTarget::checkpoints && j.train.recompute != Recompute::full)
+        throw InputError(file, "offload.activations",
+                         "checkpoints: only recomputed blocks have checkpoints (set train.activation_checkpointing: full)");
+    const int64_t blocks_per_stage = (static_cast<int64_t>(m.num_layers()) + p.pp - 1) / p.pp;
+    if (j.train.recompute_layers > blocks_per_stage)
+        throw InputError(file, "train.recompute_layers", std::to_string(j.train.recompute_layers) + " is more than the " +
+                                                              std::to_string(blocks_per_stage) + " blocks of a pipeline stage");
     if (job.system.cpu_only && (p.tp > 1 || p.pp > 1 || p.cp > 1))
         throw InputError(file, "parallel", "a CPU server runs data parallel only (tp, pp, cp must be 1)");
 }
@@ -408,7 +433,16 @@ const char* to_string(Optimizer v) {
         if (e == v) return n.c_str();
     return "?";
 }
-const char* to_string(Recompute v) { return v == Recompute::none ? "none" : v == Recompute::selective ? "selective" : "full"; }
+const char* to_string(Recompute v) {
+    for (auto& [n, e] : kRecompute)
+        if (e == v) return n.c_str();
+    return "?";
+}
+const char* to_string(OptimizerImpl v) {
+    for (auto& [n, e] : kOptimizerImpls)
+        if (e == v) return n.c_str();
+    return "?";
+}
 const char* to_string(Attention v) { return v == Attention::flash ? "flash" : v == Attention::sdpa ? "sdpa" : "eager"; }
 const char* to_string(LossImpl v) {
     for (auto& [n, e] : kLoss)
@@ -418,7 +452,15 @@ const char* to_string(LossImpl v) {
 const char* to_string(PipelineSchedule v) {
     return v == PipelineSchedule::gpipe ? "gpipe" : v == PipelineSchedule::one_f_one_b ? "1f1b" : "interleaved";
 }
-const char* to_string(OffloadTarget v) { return v == OffloadTarget::none ? "none" : v == OffloadTarget::cpu ? "cpu" : "nvme"; }
+const char* to_string(OffloadTarget v) {
+    switch (v) {
+        case OffloadTarget::none: return "none";
+        case OffloadTarget::cpu: return "cpu";
+        case OffloadTarget::nvme: return "nvme";
+        case OffloadTarget::checkpoints: return "checkpoints";
+    }
+    return "?";
+}
 
 Json job_document(const std::string& text, const std::string& file) {
     Json doc = parse_yaml_text(text, file);

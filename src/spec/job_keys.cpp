@@ -8,9 +8,9 @@ const std::vector<JobKeySection>& job_key_sections() {
     static const std::vector<JobKeySection> sections = {
         {"", {"model", "train", "parallel", "offload", "hardware", "data", "ops"}},
         {"train",
-         {"method", "lora", "qlora", "freeze", "precision", "weights", "optimizer", "optimizer_in_backward",
-          "micro_batch", "global_batch", "gradient_accumulation", "seq_len", "packing", "avg_seq_len", "activation_checkpointing", "attention",
-          "loss", "compile", "framework"}},
+         {"method", "lora", "qlora", "freeze", "precision", "weights", "fp8_weights", "optimizer", "optimizer_impl",
+          "optimizer_in_backward", "micro_batch", "global_batch", "gradient_accumulation", "seq_len", "packing",
+          "avg_seq_len", "activation_checkpointing", "recompute_layers", "attention", "loss", "compile", "framework"}},
         {"train.lora", {"rank", "alpha", "targets", "dropout"}},
         {"train.qlora", {"bits", "double_quant"}},
         {"train.freeze", {"trainable_layers"}},

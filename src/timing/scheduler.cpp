@@ -117,13 +117,15 @@ void schedule_gradient_sync(Schedule& s, const ScheduleInputs& in) {
 // Bytes per trainable parameter the optimizer step reads and writes.
 double optimizer_bytes_per_param(const ScheduleInputs& in) {
     const TrainingSetup& set = in.set;
-    const bool foreach_step = in.job.framework.optimizer_step == OptimizerStepImpl::foreach;
+    // The fused kernel touches each element once; foreach and for-loop steps run the unfused ops.
+    const bool foreach_step = in.job.spec.train.optimizer_impl != OptimizerImpl::fused;
     switch (in.job.spec.train.optimizer) {
         case Optimizer::sgd: return 3 * set.trainable_storage_bytes;
         case Optimizer::sgd_momentum:
         case Optimizer::lion: return 5 * std::max(set.state_bytes, set.trainable_storage_bytes);
         case Optimizer::adamw_8bit:
         case Optimizer::paged_adamw_8bit: return 3 * set.trainable_storage_bytes + 4;
+        case Optimizer::paged_adamw: return 3 * set.trainable_storage_bytes + 16;
         default:
             // fused AdamW reads param, grad, m, v and writes param, m, v; torch's foreach AdamW makes eight
             // passes (lerp, mul, addcmul, sqrt, div, add, addcdiv, weight-decay mul): about 20 element accesses.

@@ -207,13 +207,24 @@ void add_block_elementwise(LayerWork& w, const LayerSpec& l, const ModelSpec& m,
     if (needs_grad) add_memory_bound(w.backward, c, 2 * tokens * bytes, 2 * kernels);
 }
 
-// Full recompute repeats the forward; selective recompute repeats the attention core only.
-void set_recompute(LayerWork& w, Recompute mode, double attention_forward_flops) {
-    if (mode == Recompute::full) w.recompute = w.forward;
-    else if (mode == Recompute::selective) {
+// Full recompute repeats the forward (of train.recompute_layers of the stage's blocks: `share`); selective
+// recompute repeats the attention core only; per-op selective AC (torchtitan) repeats every other matmul and the
+// elementwise work, not attention.
+void set_recompute(LayerWork& w, Recompute mode, double attention_forward_flops, double share) {
+    if (mode == Recompute::full) {
+        w.recompute = w.forward;
+        w.recompute.matmul_s *= share, w.recompute.attention_s *= share, w.recompute.memory_s *= share;
+        w.recompute.dequant_s *= share, w.recompute.kernels *= share, w.recompute.flops *= share;
+    } else if (mode == Recompute::selective) {
         w.recompute.attention_s = w.forward.attention_s;
         w.recompute.flops = attention_forward_flops;
         w.recompute.kernels = 1;
+    } else if (mode == Recompute::op) {
+        w.recompute.matmul_s = w.forward.matmul_s / 2;
+        w.recompute.memory_s = w.forward.memory_s;
+        w.recompute.dequant_s = w.forward.dequant_s;
+        w.recompute.flops = (w.forward.flops - attention_forward_flops) / 2;
+        w.recompute.kernels = w.forward.kernels;
     }
 }
 
@@ -330,7 +341,10 @@ LayerWork layer_work(const LayerSpec& l, const ModelSpec& m, const WorkContext& 
         out.backward = Work{};
         return out;
     }
-    set_recompute(out, c.job.spec.train.recompute, attention_forward_flops);
+    const TrainSpec& tr = c.job.spec.train;
+    const double stage_blocks = std::ceil(double(m.num_layers()) / double(c.job.spec.parallel.pp));
+    const double share = tr.recompute_layers > 0 ? std::min(1.0, double(tr.recompute_layers) / stage_blocks) : 1.0;
+    set_recompute(out, tr.recompute, attention_forward_flops, share);
     return out;
 }
 

@@ -52,6 +52,25 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, const s
     return rows;
 }
 
+namespace {
+
+std::vector<std::string> split_settings(const std::string& text, const std::string& path, const std::string& where) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start < text.size()) {
+        const size_t end = std::min(text.find(';', start), text.size());
+        const std::string item = text.substr(start, end - start);
+        const size_t eq = item.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+            throw InputError(path, where, "'" + item + "' is not KEY=VALUE (settings are KEY=VALUE;KEY=VALUE)");
+        out.push_back(item);
+        start = end + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
 std::vector<ValidationCase> read_cases(const std::string& path) {
     const std::string text = read_text_file(path, "cases file");
     auto rows = parse_csv(text, path);
@@ -79,6 +98,7 @@ std::vector<ValidationCase> read_cases(const std::string& path) {
         c.note = get("note");
         c.quality = get("quality");
         const std::string where = "row " + std::to_string(r + 1);
+        c.set = split_settings(get("set"), path, where + " set");
         if (std::find(quantities.begin(), quantities.end(), c.quantity) == quantities.end())
             throw InputError(path, where + " quantity", "unknown quantity '" + c.quantity + "'");
         try {
@@ -99,8 +119,11 @@ CaseResult run_case(const ValidationCase& c, const std::string& csv_dir) {
     const std::string job_path = (fs::path(csv_dir) / c.job).string();
     // One bad job does not stop the run: the case is reported as not predicted, with the reason.
     try {
-        const Job job = load_job(job_path);
-        r.predicted = predict_quantity(job, c.quantity, c.unit, r.skipped);
+        r.predicted = predict_quantity(load_job(job_path, c.set), c.quantity, c.unit, r.skipped);
+        if (!c.set.empty()) {
+            std::string why;
+            r.predicted_as_transcribed = predict_quantity(load_job(job_path), c.quantity, c.unit, why);
+        }
     } catch (const InputError& e) {
         r.predicted.reset();
         r.skipped = std::string("error: ") + e.what();

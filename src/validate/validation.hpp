@@ -9,13 +9,17 @@ namespace ftb {
 
 struct ValidationCase {
     std::string id, job, quantity, unit, source, note, quality;
+    // Optional `set` column (KEY=VALUE;KEY=VALUE): job-file overrides for a real setting the case's source
+    // states but its job file does not carry (e.g. a job shared with time cases transcribed per micro-batch).
+    std::vector<std::string> set;
     double measured = 0;
     int line = 0;
 };
 
 struct CaseResult {
     ValidationCase c;
-    std::optional<double> predicted;   // in the case's unit
+    std::optional<double> predicted;   // in the case's unit (with the case's `set` applied)
+    std::optional<double> predicted_as_transcribed;   // without `set`, when the case has one
     double error_fraction = 0;         // (predicted - measured) / measured
     std::string skipped;               // why no prediction (empty when predicted)
 };

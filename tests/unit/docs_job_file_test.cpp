@@ -218,19 +218,21 @@ std::string fmt_default(double v) {
 TEST(DocsJobFile, FrameworkDefaultsTableIsTheProfiles) {
     const std::string doc = read("docs/job-file.md");
     std::map<std::string, std::vector<std::string>> rows;
-    static const std::regex row(R"(^\| ([a-z-]+) \| ([a-z]+) \| ([a-z]+) \| ([a-z0-9_]+) \| ([a-z0-9_]+) \| ([0-9.]+) \|$)");
+    static const std::regex row(
+        R"(^\| ([a-z-]+) \| ([a-z]+) \| ([a-z]+) \| ([a-z0-9_]+) \| ([a-z0-9_]+) \| ([0-9.]+) \| ([a-z_]+) \| ([a-z]+) \| ([a-z]+) \|$)");
     std::stringstream ss(doc);
     std::string line;
     while (std::getline(ss, line)) {
         std::smatch m;
-        if (std::regex_match(line, m, row)) rows[m[1]] = {m[2], m[3], m[4], m[5], m[6]};
+        if (std::regex_match(line, m, row)) rows[m[1]] = {m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9]};
     }
     for (const auto& name : ftb::Catalog::instance().names("frameworks")) {
         SCOPED_TRACE(name);
         ASSERT_TRUE(rows.count(name)) << "no row for framework " << name << " in docs/job-file.md";
         const ftb::FrameworkProfile p = ftb::load_framework(name, "test", "framework");
         const std::vector<std::string> want = {p.default_weights, p.default_attention, p.default_loss, p.default_optimizer,
-                                               fmt_default(p.default_lora_dropout)};
+                                               fmt_default(p.default_lora_dropout), p.default_optimizer_impl,
+                                               p.default_activation_checkpointing, p.default_activation_offload};
         EXPECT_EQ(rows[name], want);
     }
 }

@@ -76,7 +76,7 @@ TEST(MemoryCanonical, MixedAmpFullFineTuneKeepsBf16WeightCopies) {
     // allocated = 945,920 + 808,192 + 1,616,384 + 30,944 + 16,000 + 33,564,672 = 36,982,112
     // reserved  = ceil(36,982,112 x 1.05 / 2 MiB) = ceil(18.52) = 19 x 2 MiB = 39,845,888
     Job job = tiny_job({{"train.weights", "mixed"}});
-    job.framework.optimizer_step = OptimizerStepImpl::fused;
+    job.spec.train.optimizer_impl = OptimizerImpl::fused;
     const MemoryResult m = plan_memory(job);
     EXPECT_EQ(m.peak_phase, MemoryPhase::backward);
     EXPECT_DOUBLE_EQ(m.layer_activation_per_token.norms, 1032);
