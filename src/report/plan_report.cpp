@@ -39,6 +39,32 @@ OJson memory_json(const MemoryResult& m) {
     return j;
 }
 
+OJson price_json(const std::optional<NodePrice>& p) {
+    if (!p) return nullptr;
+    return {{"per_node_hour", p->per_node_hour}, {"includes_power", p->includes_power}, {"basis", p->basis},
+            {"currency", p->currency.empty() ? OJson(nullptr) : OJson(p->currency)},
+            {"date", p->date.empty() ? OJson(nullptr) : OJson(p->date)},
+            {"comparable", p->comparable.empty() ? OJson(nullptr) : OJson(p->comparable)}, {"sources", p->sources}};
+}
+
+OJson storage_json(const OperationsResult& o) {
+    auto tier = [](const StorageTier& t) {
+        return OJson{{"tier", t.name}, {"node_local", t.node_local}, {"durable", t.durable},
+                     {"write_GBps_per_node", t.write_GBps_per_node}, {"read_GBps_per_node", t.read_GBps_per_node},
+                     {"aggregate_write_GBps", t.aggregate_write_GBps}, {"aggregate_read_GBps", t.aggregate_read_GBps}};
+    };
+    OJson ck = tier(o.checkpoint_storage);
+    ck["write_seconds"] = o.checkpoint.seconds;
+    ck["write_bound_by"] = o.checkpoint.bound_by;
+    ck["restore_seconds"] = o.restore.seconds;
+    ck["restore_bound_by"] = o.restore.bound_by;
+    OJson data = tier(o.data_storage);
+    data["bytes_per_node_per_step"] = o.data_read.bytes_per_node_per_step;
+    data["read_seconds_per_step"] = o.data_read.seconds_per_step;
+    data["exposed_seconds_per_step"] = o.data_read.exposed_seconds_per_step;
+    return {{"checkpoint", ck}, {"data", data}, {"note", o.storage_note.empty() ? OJson(nullptr) : OJson(o.storage_note)}};
+}
+
 OJson plan_json(const Job& job, const Plan& plan) {
     OJson j;
     j["job"] = job.spec.file;
@@ -75,7 +101,9 @@ OJson plan_json(const Job& job, const Plan& plan) {
     j["energy_kwh"] = o.has_job_length ? OJson(o.energy.energy_kwh) : OJson(nullptr);
     j["cost"] = o.has_job_length ? num_or_null(o.energy.total_cost) : OJson(nullptr);
     j["cost_detail"] = {{"compute", num_or_null(o.energy.compute_cost)}, {"energy", o.energy.energy_cost},
-                        {"it_energy_kwh", o.energy.it_energy_kwh}, {"pue", job.spec.ops.pue}};
+                        {"it_energy_kwh", o.energy.it_energy_kwh}, {"pue", job.spec.ops.pue},
+                        {"price", price_json(o.price)}};
+    j["storage"] = storage_json(o);
     const ReliabilityResult& rl = o.reliability;
     auto finite = [](double v) { return std::isfinite(v) ? OJson(v) : OJson(nullptr); };
     // Without data.tokens the job's length is unknown: job-level figures are null; the checkpoint interval is
@@ -126,6 +154,21 @@ std::string memory_verdict(const Job& job, const MemoryResult& m) {
     return fmt::format("DOES NOT FIT: needs {:.1f} GiB {}, the {} has {:.1f} GiB ({:.1f} GiB over, peak in the {})",
                        m.device_used_bytes / gib, who, job.system.device.name, m.capacity_bytes / gib,
                        (m.device_used_bytes - m.capacity_bytes) / gib, to_string(m.peak_phase));
+}
+
+// "59.27 (compute 56.91 + energy 2.36) at 19.66 USD per node-hour, hourly list price (AWS ..., 2024-12)".
+std::string cost_sentence(const OperationsResult& o) {
+    if (!o.energy.total_cost || !o.price)
+        return "no price known for this system (ops.price_per_gpu_hour or ops.price_per_node_hour)";
+    const NodePrice& p = *o.price;
+    const std::string parts = p.includes_power ? fmt::format("{:.2f} (the price includes power)", *o.energy.total_cost)
+                                               : fmt::format("{:.2f} (compute {:.2f} + energy {:.2f})", *o.energy.total_cost,
+                                                             *o.energy.compute_cost, o.energy.energy_cost);
+    std::string basis = p.basis;
+    if (!p.comparable.empty()) basis += ": " + p.comparable;
+    if (!p.date.empty()) basis += ", " + p.date;
+    return fmt::format("{} at {:.2f}{} per node-hour ({})", parts, p.per_node_hour,
+                       p.currency.empty() ? "" : " " + p.currency, basis);
 }
 
 std::string plan_text(const Job& job, const Plan& plan) {
@@ -213,19 +256,19 @@ std::string plan_text(const Job& job, const Plan& plan) {
     if (!o.power.note.empty()) out += "    " + o.power.note + "\n";
     const ReliabilityResult& rl = o.reliability;
     if (o.has_job_length) {
-        if (rl.progresses)
-            out += fmt::format("  reliability: {:.3g} expected interruptions (job MTBF {}), checkpoint {} written in {} ({}-bound), "
-                               "every {}; goodput {:.1f}%, {} lost{}\n",
+        if (rl.progresses) {
+            out += fmt::format("  reliability: {:.3g} expected interruptions (job MTBF {}), checkpoint {} to {} written in {} "
+                               "({}-bound), restored in {}, every {}; goodput {:.1f}%, {} lost{}\n",
                                rl.expected_interruptions, fmt_seconds(rl.job_mtbf_seconds), fmt_bytes(rl.checkpoint_bytes),
-                               fmt_seconds(rl.checkpoint_write_seconds), o.checkpoint.bound_by,
-                               fmt_seconds(rl.checkpoint_interval_seconds), 100 * rl.goodput, fmt_seconds(rl.lost_seconds),
-                               rl.lost_cost > 0 ? fmt::format(" (cost {:.2f})", rl.lost_cost) : "");
-        else
+                               o.checkpoint_storage.name, fmt_seconds(rl.checkpoint_write_seconds), o.checkpoint.bound_by,
+                               fmt_seconds(o.restore.seconds), fmt_seconds(rl.checkpoint_interval_seconds), 100 * rl.goodput,
+                               fmt_seconds(rl.lost_seconds), rl.lost_cost > 0 ? fmt::format(" (cost {:.2f})", rl.lost_cost) : "");
+            if (!o.storage_note.empty()) out += "    " + o.storage_note + "\n";
+        } else {
             out += "  reliability: failures arrive faster than a checkpoint and restart complete: the job cannot progress\n";
+        }
         out += fmt::format("  energy: {:.1f} kWh at the meter (PUE {:.2f}); cost: {}\n", o.energy.energy_kwh, js.ops.pue,
-                           o.energy.total_cost ? fmt::format("{:.2f} (compute {:.2f} + energy {:.2f})", *o.energy.total_cost,
-                                                             *o.energy.compute_cost, o.energy.energy_cost)
-                                               : "no price given (ops.price_per_gpu_hour)");
+                           cost_sentence(o));
     } else {
         out += "  job length unknown: give data.tokens for time to train, reliability over the job, energy and cost\n";
     }
