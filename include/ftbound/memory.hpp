@@ -26,6 +26,11 @@ struct MemoryBreakdown {
 enum class MemoryPhase { forward, loss, backward, optimizer_step };
 const char* to_string(MemoryPhase);
 
+// fits: the whole uncertainty band lies below the capacity; tight: the capacity lies inside the band (it may
+// or may not fit); does_not_fit: even the band's lower edge is above the capacity (CONTRACT.md memory.verdict).
+enum class MemoryVerdict { fits, tight, does_not_fit };
+const char* to_string(MemoryVerdict);
+
 // Per-token activation bytes of one block, by what keeps them (for reports and tests).
 struct LayerActivationBytes {
     double norms = 0;
@@ -41,7 +46,14 @@ struct MemoryResult {
     double reserved_peak_bytes = 0;
     double device_used_bytes = 0;
     double capacity_bytes = 0;
-    bool fits = false;
+    bool fits = false;             // false only when the verdict is does_not_fit
+    MemoryVerdict verdict = MemoryVerdict::does_not_fit;
+    double band_low_bytes = 0;     // uncertainty band around device_used_bytes
+    double band_high_bytes = 0;
+    double margin_bytes = 0;       // capacity_bytes - device_used_bytes (negative when over)
+    double paged_bytes = 0;        // bitsandbytes paged optimizer states in CUDA unified memory: outside the
+                                   // caching allocator, evicted to host RAM under pressure, so never the cause
+                                   // of an OOM; not part of device_used
     MemoryBreakdown breakdown;     // at the peak
     MemoryPhase peak_phase = MemoryPhase::forward;
     int peak_stage = 0;            // pipeline stage holding the peak
@@ -62,7 +74,11 @@ struct MemoryResult {
 // The whole walk. Pure: no I/O, no allocation beyond the result.
 MemoryResult plan_memory(const Job& job);
 
-// Largest micro_batch / seq_len that fit (bisection on the monotone model); 0 when even 1 does not fit.
+// The central figure is within the capacity (what limits bisect on; the verdict may still say tight).
+inline bool within_capacity(const MemoryResult& m) { return m.margin_bytes >= 0; }
+
+// Largest micro_batch / seq_len whose central figure is within capacity (bisection on the monotone model);
+// 0 when even 1 does not fit.
 int64_t max_micro_batch(const Job& job);
 int64_t max_seq_len(const Job& job);
 

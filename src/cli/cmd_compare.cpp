@@ -103,7 +103,7 @@ Cells cells(const CompareRow& r) {
     const bool len = p.ops.has_job_length;
     Cells c;
     c.devices = fmt::format("{} x {}", j.system.total_devices(), j.system.device.name);
-    c.fits = p.memory.fits && p.memory.host_fits ? "yes" : "NO";
+    c.fits = !p.memory.fits || !p.memory.host_fits ? "NO" : p.memory.verdict == MemoryVerdict::tight ? "tight" : "yes";
     c.memory = fmt_bytes(p.memory.device_used_bytes);
     c.step = fmt_seconds(p.time.step_seconds);
     c.tokens_per_second = fmt::format("{:.0f}", p.time.tokens_per_second);
@@ -131,7 +131,8 @@ std::string text_table(const std::vector<CompareRow>& rows) {
         const Cells c = cells(r);
         t.add({r.system, std::to_string(r.nodes), c.devices, c.fits, c.memory, c.step, c.tokens_per_second, c.time_to_train,
                c.cost, c.cost_per_mtok, c.kwh_per_mtok, c.bottleneck});
-        if (!r.plan->memory.fits || !r.plan->memory.host_fits) notes += "  " + label + ": " + memory_verdict(*r.job, r.plan->memory) + "\n";
+        if (r.plan->memory.verdict != MemoryVerdict::fits || !r.plan->memory.host_fits)
+            notes += "  " + label + ": " + memory_verdict(*r.job, r.plan->memory) + "\n";
         if (r.plan->ops.price)
             notes += fmt::format("  {}: priced at {:.2f} per node-hour ({}{})\n", label, r.plan->ops.price->per_node_hour,
                                  r.plan->ops.price->basis,

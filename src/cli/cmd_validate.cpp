@@ -1,4 +1,6 @@
-// `ftbound validate CASES.csv [--json]`: predicted vs measured per case, MAPE and worst case per quantity.
+// `ftbound validate CASES.csv [--json] [--by-source] [--pins PINS.csv]`: predicted vs measured per case, MAPE and
+// worst case per quantity (overall and per source), and the check of the pinned figures (exit 3 when one is above
+// its pin).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -8,89 +10,178 @@
 #include "cli/command.hpp"
 #include "ftbound/error.hpp"
 #include "report/table.hpp"
+#include "validate/pins.hpp"
 #include "validate/validation.hpp"
 
 namespace ftb::cli {
 namespace {
 
-std::string fmt_value(double v) {
-    if (v != 0 && (std::fabs(v) >= 1e5 || std::fabs(v) < 1e-2)) return fmt::format("{:.4g}", v);
-    return fmt::format("{:.4g}", v);
+namespace fs = std::filesystem;
+
+// Exit status when a figure is above its pin: distinct from bad input (2) and internal faults (1).
+constexpr int kPinExceededExit = 3;
+
+std::string fmt_value(double v) { return fmt::format("{:.4g}", v); }
+
+nlohmann::ordered_json summary_json(const std::vector<QuantitySummary>& summary) {
+    auto sums = nlohmann::ordered_json::array();
+    for (const auto& s : summary)
+        sums.push_back({{"source", s.source}, {"quantity", s.quantity}, {"qualities", s.qualities}, {"cases", s.cases},
+                        {"mape_percent", 100 * s.mape}, {"worst_id", s.worst_id},
+                        {"worst_error_percent", 100 * s.worst_error}, {"beyond_30_percent", s.beyond_30}});
+    return sums;
+}
+
+nlohmann::ordered_json cases_json(const std::vector<CaseResult>& results) {
+    auto rows = nlohmann::ordered_json::array();
+    for (const auto& r : results) {
+        nlohmann::ordered_json row = {{"id", r.c.id}, {"source", case_source(r.c.id)}, {"quantity", r.c.quantity},
+                                      {"quality", r.c.quality}, {"unit", r.c.unit}, {"measured", r.c.measured}};
+        if (r.predicted) {
+            row["predicted"] = *r.predicted;
+            row["error_percent"] = 100 * r.error_fraction;
+        } else {
+            row["predicted"] = nullptr;
+            row["skipped"] = r.skipped;
+        }
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+std::string cases_text(const std::vector<CaseResult>& results) {
+    TextTable t({"case", "quantity", "quality", "measured", "predicted", "error"}, {false, false, false, true, true, true});
+    int skipped = 0;
+    for (const auto& r : results) {
+        if (!r.predicted) {
+            ++skipped;
+            continue;
+        }
+        t.add({r.c.id, r.c.quantity, r.c.quality, fmt_value(r.c.measured) + " " + r.c.unit, fmt_value(*r.predicted),
+               fmt::format("{:+.1f}%", 100 * r.error_fraction)});
+    }
+    std::string out = t.str();
+    if (skipped) {
+        out += fmt::format("\n{} case(s) not predicted:\n", skipped);
+        for (const auto& r : results)
+            if (!r.predicted) out += "  " + r.c.id + ": " + r.skipped + "\n";
+    }
+    return out;
+}
+
+std::string summary_text(const std::vector<QuantitySummary>& summary, bool with_source) {
+    std::vector<std::string> head = {"quantity", "qualities", "cases", "MAPE", "worst case", "worst error", ">30%"};
+    std::vector<bool> right = {false, false, true, true, false, true, true};
+    if (with_source) head.insert(head.begin(), "source"), right.insert(right.begin(), false);
+    TextTable s(head, right);
+    for (const auto& q : summary) {
+        std::vector<std::string> row = {q.quantity, q.qualities, std::to_string(q.cases), fmt::format("{:.1f}%", 100 * q.mape),
+                                        q.worst_id, fmt::format("{:+.1f}%", 100 * q.worst_error), std::to_string(q.beyond_30)};
+        if (with_source) row.insert(row.begin(), q.source);
+        s.add(row);
+    }
+    return s.str();
+}
+
+std::string pins_text(const std::vector<PinCheck>& checks) {
+    std::string out;
+    for (const auto& c : checks)
+        out += c.ok ? fmt::format("  ok     {} {} ({}): MAPE {:.1f}% <= pin {:.1f}%\n", c.pin.source, c.pin.quantity,
+                                  c.pin.qualities, 100 * c.got.mape, c.pin.max_mape_percent)
+                    : "  ABOVE  " + c.message + "\n";
+    return out;
+}
+
+// The cases file as the pins file names it: relative to the pins file's folder.
+std::string relative_to_pins(const std::string& cases, const std::string& pins) {
+    const fs::path dir = fs::weakly_canonical(fs::absolute(pins)).parent_path();
+    return fs::weakly_canonical(fs::absolute(cases)).lexically_relative(dir).generic_string();
+}
+
+struct Options {
+    std::string csv, only, pins, reason;
+    bool json = false, by_source = false, update_pins = false;
+};
+
+// Rewrites this cases file's pins with the current figures; a pin may rise only with a stated reason.
+int update_pins(const Options& o, const std::vector<Pin>& pins, const std::vector<QuantitySummary>& all) {
+    std::vector<std::string> rising;
+    const auto updated = updated_pins(pins, relative_to_pins(o.csv, o.pins), all, o.reason, rising);
+    if (!rising.empty() && o.reason.empty()) {
+        for (const auto& r : rising) std::cerr << "error: " << o.pins << ": " << r << ": a pin that rises needs --reason\n";
+        return 2;
+    }
+    write_pins(o.pins, updated);
+    for (const auto& r : rising) std::cout << "pin raised: " << r << " (" << o.reason << ")\n";
+    std::cout << "pins of " << relative_to_pins(o.csv, o.pins) << " written to " << o.pins << "\n";
+    return 0;
+}
+
+int run(const Options& o) {
+    const auto cases = read_cases(o.csv);
+    if (o.update_pins && o.pins.empty()) throw InputError("", "--update-pins", "needs --pins FILE");
+    if (o.update_pins && !o.only.empty()) throw InputError("", "--update-pins", "pins cover every quantity: drop --quantity");
+    const bool pins_exist = !o.pins.empty() && (!o.update_pins || fs::exists(o.pins));
+    const std::vector<Pin> pins = pins_exist ? read_pins(o.pins) : std::vector<Pin>{};
+    const fs::path csv_path(o.csv);
+    const std::string dir = csv_path.has_parent_path() ? csv_path.parent_path().string() : std::string(".");
+    std::vector<CaseResult> results;
+    for (const auto& c : cases)
+        if (o.only.empty() || c.quantity == o.only) results.push_back(run_case(c, dir));
+    const auto summary = summarise(results);
+    const auto by_source = (o.by_source || !o.pins.empty()) ? summarise_by_source(results) : std::vector<QuantitySummary>{};
+    std::vector<QuantitySummary> all = summary;
+    all.insert(all.end(), by_source.begin(), by_source.end());
+    if (o.update_pins) return update_pins(o, pins, all);
+    std::vector<PinCheck> checks;
+    if (!pins.empty()) {
+        checks = check_pins(pins, relative_to_pins(o.csv, o.pins), all);
+        if (checks.empty()) throw InputError(o.pins, "cases", "no pin names " + relative_to_pins(o.csv, o.pins));
+    }
+    bool all_ok = true;
+    for (const auto& c : checks) all_ok = all_ok && c.ok;
+    if (o.json) {
+        nlohmann::ordered_json j;
+        j["cases"] = cases_json(results);
+        j["summary"] = summary_json(summary);
+        if (o.by_source) j["by_source"] = summary_json(by_source);
+        if (!pins.empty()) {
+            auto p = nlohmann::ordered_json::array();
+            for (const auto& c : checks)
+                p.push_back({{"source", c.pin.source}, {"quantity", c.pin.quantity}, {"qualities", c.pin.qualities},
+                             {"max_mape_percent", c.pin.max_mape_percent},
+                             {"mape_percent", c.found ? nlohmann::ordered_json(100 * c.got.mape) : nlohmann::ordered_json()},
+                             {"ok", c.ok}, {"message", c.message}});
+            j["pins"] = p;
+        }
+        std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    } else {
+        std::string out = cases_text(results);
+        out += "\nsummary (mean absolute percentage error)\n" + summary_text(summary, false);
+        if (o.by_source) out += "\nby source (case-id prefix)\n" + summary_text(by_source, true);
+        if (!pins.empty()) out += "\npins (" + o.pins + ")\n" + pins_text(checks);
+        std::cout << out;
+    }
+    if (!all_ok) {
+        for (const auto& c : checks)
+            if (!c.ok) std::cerr << "pin: " << c.message << "\n";
+        return kPinExceededExit;
+    }
+    return 0;
 }
 
 const Register reg{Command{
     "validate", "run every validation case and print predicted vs measured with the error per quantity",
     [](CLI::App& sub) -> std::function<int()> {
-        auto csv = std::make_shared<std::string>();
-        auto json = std::make_shared<bool>(false);
-        auto only = std::make_shared<std::string>();
-        sub.add_option("cases", *csv, "cases.csv (columns id,job,quantity,measured,unit,source,note[,quality])")->required();
-        sub.add_flag("--json", *json, "print one JSON document");
-        sub.add_option("--quantity", *only, "only cases of this quantity");
-        return [csv, json, only] {
-            const auto cases = read_cases(*csv);
-            const std::string dir = std::filesystem::path(*csv).has_parent_path()
-                                        ? std::filesystem::path(*csv).parent_path().string()
-                                        : std::string(".");
-            std::vector<CaseResult> results;
-            for (const auto& c : cases) {
-                if (!only->empty() && c.quantity != *only) continue;
-                results.push_back(run_case(c, dir));
-            }
-            const auto summary = summarise(results);
-            std::string out;
-            if (*json) {
-                nlohmann::ordered_json j;
-                auto rows = nlohmann::ordered_json::array();
-                for (const auto& r : results) {
-                    nlohmann::ordered_json row = {{"id", r.c.id}, {"quantity", r.c.quantity}, {"quality", r.c.quality},
-                                                  {"unit", r.c.unit}, {"measured", r.c.measured}};
-                    if (r.predicted) {
-                        row["predicted"] = *r.predicted;
-                        row["error_percent"] = 100 * r.error_fraction;
-                    } else {
-                        row["predicted"] = nullptr;
-                        row["skipped"] = r.skipped;
-                    }
-                    rows.push_back(row);
-                }
-                j["cases"] = rows;
-                auto sums = nlohmann::ordered_json::array();
-                for (const auto& s : summary)
-                    sums.push_back({{"quantity", s.quantity}, {"qualities", s.qualities}, {"cases", s.cases},
-                                    {"mape_percent", 100 * s.mape}, {"worst_id", s.worst_id},
-                                    {"worst_error_percent", 100 * s.worst_error}, {"beyond_30_percent", s.beyond_30}});
-                j["summary"] = sums;
-                out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-            } else {
-                TextTable t({"case", "quantity", "quality", "measured", "predicted", "error"},
-                            {false, false, false, true, true, true});
-                int skipped = 0;
-                for (const auto& r : results) {
-                    if (!r.predicted) {
-                        ++skipped;
-                        continue;
-                    }
-                    t.add({r.c.id, r.c.quantity, r.c.quality, fmt_value(r.c.measured) + " " + r.c.unit,
-                           fmt_value(*r.predicted), fmt::format("{:+.1f}%", 100 * r.error_fraction)});
-                }
-                out += t.str();
-                if (skipped) {
-                    out += fmt::format("\n{} case(s) not predicted:\n", skipped);
-                    for (const auto& r : results)
-                        if (!r.predicted) out += "  " + r.c.id + ": " + r.skipped + "\n";
-                }
-                out += "\nsummary (mean absolute percentage error)\n";
-                TextTable s({"quantity", "qualities", "cases", "MAPE", "worst case", "worst error", ">30%"},
-                            {false, false, true, true, false, true, true});
-                for (const auto& q : summary)
-                    s.add({q.quantity, q.qualities, std::to_string(q.cases), fmt::format("{:.1f}%", 100 * q.mape),
-                           q.worst_id, fmt::format("{:+.1f}%", 100 * q.worst_error), std::to_string(q.beyond_30)});
-                out += s.str();
-            }
-            std::cout << out;
-            return 0;
-        };
+        auto o = std::make_shared<Options>();
+        sub.add_option("cases", o->csv, "cases.csv (columns id,job,quantity,measured,unit,source,note[,quality])")->required();
+        sub.add_flag("--json", o->json, "print one JSON document");
+        sub.add_option("--quantity", o->only, "only cases of this quantity");
+        sub.add_flag("--by-source", o->by_source, "also summarise per source (case-id prefix: lf, lg, tune, ...)");
+        sub.add_option("--pins", o->pins, "pinned figures (validation/pins.csv): exit 3 when a MAPE is above its pin");
+        sub.add_flag("--update-pins", o->update_pins, "write this cases file's current figures into --pins");
+        sub.add_option("--reason", o->reason, "why a pin rises (required when --update-pins raises one)");
+        return [o] { return run(*o); };
     }}};
 
 }  // namespace

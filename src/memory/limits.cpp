@@ -32,7 +32,7 @@ int64_t max_micro_batch(const Job& job) {
     Job trial = job;
     return largest_fitting(1, int64_t(1) << 20, [&](int64_t mb) {
         trial.spec.train.micro_batch = mb;
-        return plan_memory(trial).fits;
+        return within_capacity(plan_memory(trial));
     });
 }
 
@@ -43,7 +43,7 @@ int64_t max_seq_len(const Job& job) {
     return largest_fitting(step, int64_t(1) << 24, [&](int64_t seq) {
         trial.spec.train.seq_len = seq;
         trial.spec.train.avg_seq_len = std::min<double>(trial.spec.train.avg_seq_len, double(seq));
-        return plan_memory(trial).fits;
+        return within_capacity(plan_memory(trial));
     });
 }
 

@@ -103,7 +103,7 @@ std::vector<Change> changes_that_fit(const Job& job, size_t max_results) {
             what.push_back(cand.what);
             auto set = applied_set;
             set.insert(set.end(), cand.set.begin(), cand.set.end());
-            if (m.fits && m.host_fits) {
+            if (m.verdict == MemoryVerdict::fits && m.host_fits) {
                 std::string joined;
                 for (const auto& w : what) joined += (joined.empty() ? "" : " + ") + w;
                 out.push_back({joined, set, m});

@@ -55,7 +55,7 @@ Plan make_plan(const Job& job, const PlanOptions& options) {
         plan.max_micro_batch = max_micro_batch(job);
         plan.max_seq_len = max_seq_len(job);
     }
-    if (options.fit_advice && !(plan.memory.fits && plan.memory.host_fits)) plan.fixes = changes_that_fit(job);
+    if (options.fit_advice && !(plan.memory.verdict == MemoryVerdict::fits && plan.memory.host_fits)) plan.fixes = changes_that_fit(job);
     plan.time = plan_time(job, plan.memory);
     // Whole steps: the job is never shorter than one optimizer step.
     if (plan.time.time_to_train_seconds)

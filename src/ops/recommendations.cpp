@@ -164,7 +164,8 @@ std::vector<Recommendation> recommend(const Job& job, const MemoryResult& memory
         if (!changed) continue;
         const Job& trial = *changed;
         const MemoryResult m = plan_memory(trial);
-        if (!m.fits || !m.host_fits) continue;   // never recommend a change that does not fit
+        // Never recommend a change that does not fit, nor one that makes a job that fits tight.
+        if (!m.fits || !m.host_fits || (m.verdict == MemoryVerdict::tight && memory.verdict == MemoryVerdict::fits)) continue;
         const TimeResult t = plan_time(trial, m);
         if (!(t.step_seconds > 0)) continue;
         // Compare time per real token: a change of global batch changes the step, not the work per token.

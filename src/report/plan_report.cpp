@@ -17,6 +17,10 @@ OJson memory_json(const MemoryResult& m) {
     j["device_used_bytes"] = m.device_used_bytes;
     j["capacity_bytes"] = m.capacity_bytes;
     j["fits"] = m.fits;
+    j["verdict"] = to_string(m.verdict);
+    j["band_bytes"] = {m.band_low_bytes, m.band_high_bytes};
+    j["margin_bytes"] = m.margin_bytes;
+    j["paged_bytes"] = m.paged_bytes;
     j["breakdown"] = {{"weights", m.breakdown.weights_bytes},         {"gradients", m.breakdown.gradients_bytes},
                       {"optimizer", m.breakdown.optimizer_bytes},     {"activations", m.breakdown.activations_bytes},
                       {"logits", m.breakdown.logits_bytes},           {"temporary", m.breakdown.temporary_bytes},
@@ -142,18 +146,31 @@ OJson plan_json(const Job& job, const Plan& plan) {
 std::string memory_verdict(const Job& job, const MemoryResult& m) {
     const double gib = 1073741824.0;
     const std::string who = job.system.cpu_only ? "per socket" : "per GPU";
+    const double need = m.device_used_bytes;
+    const std::string margin = m.margin_bytes >= 0 ? fmt::format("{:.1f} GiB to spare", m.margin_bytes / gib)
+                                                   : fmt::format("over by {:.1f} GiB", -m.margin_bytes / gib);
+    const std::string band = fmt::format("band {:.1f}-{:.1f} GiB", m.band_low_bytes / gib, m.band_high_bytes / gib);
+    const std::string where = fmt::format("peak in the {}{}", to_string(m.peak_phase),
+                                          job.spec.parallel.pp > 1 ? fmt::format(" of pipeline stage {}", m.peak_stage) : "");
+    std::string out;
+    switch (m.verdict) {
+        case MemoryVerdict::fits:
+            out = fmt::format("FITS: {:.1f} of {:.1f} GiB {} ({:.0f}% used, {}; {}, {})", need / gib, m.capacity_bytes / gib,
+                              who, 100.0 * need / m.capacity_bytes, margin, band, where);
+            break;
+        case MemoryVerdict::tight:
+            out = fmt::format("TIGHT: {:.1f} of {:.1f} GiB {} ({}); the capacity lies inside the {}: it may or may not fit ({})",
+                              need / gib, m.capacity_bytes / gib, who, margin, band, where);
+            break;
+        case MemoryVerdict::does_not_fit:
+            out = fmt::format("DOES NOT FIT: needs {:.1f} GiB {}, the {} has {:.1f} GiB ({}; {}, {})", need / gib, who,
+                              job.system.device.name, m.capacity_bytes / gib, margin, band, where);
+            break;
+    }
     if (m.fits && !m.host_fits)
-        return fmt::format("FITS on the GPUs ({:.1f} of {:.1f} GiB {}), but the host needs {:.1f} GiB of RAM and has {:.1f} GiB",
-                           m.device_used_bytes / gib, m.capacity_bytes / gib, who, m.host_bytes / gib,
+        out += fmt::format("; but the host needs {:.1f} GiB of RAM and has {:.1f} GiB", m.host_bytes / gib,
                            m.host_capacity_bytes / gib);
-    if (m.fits)
-        return fmt::format("FITS: {:.1f} of {:.1f} GiB {} ({:.0f}% used, peak in the {}{})", m.device_used_bytes / gib,
-                           m.capacity_bytes / gib, who, 100.0 * m.device_used_bytes / m.capacity_bytes,
-                           to_string(m.peak_phase),
-                           job.spec.parallel.pp > 1 ? fmt::format(" of pipeline stage {}", m.peak_stage) : "");
-    return fmt::format("DOES NOT FIT: needs {:.1f} GiB {}, the {} has {:.1f} GiB ({:.1f} GiB over, peak in the {})",
-                       m.device_used_bytes / gib, who, job.system.device.name, m.capacity_bytes / gib,
-                       (m.device_used_bytes - m.capacity_bytes) / gib, to_string(m.peak_phase));
+    return out;
 }
 
 // "59.27 (compute 56.91 + energy 2.36) at 19.66 USD per node-hour, hourly list price (AWS ..., 2024-12)".
@@ -205,6 +222,8 @@ std::string plan_text(const Job& job, const Plan& plan) {
     t.add({"+ CUDA context and communicator buffers", fmt_bytes(m.cuda_context_bytes + m.comm_buffer_bytes), ""});
     t.add({"device used (nvidia-smi)", fmt_bytes(m.device_used_bytes), fmt_percent(m.device_used_bytes / m.capacity_bytes)});
     t.add({"capacity", fmt_bytes(m.capacity_bytes), ""});
+    if (m.paged_bytes > 0)
+        t.add({"paged optimizer states (unified memory, not in device used)", fmt_bytes(m.paged_bytes), ""});
     if (m.host_bytes > 0)
         t.add({"host RAM per node (offload, pinned buffers)", fmt_bytes(m.host_bytes),
                m.host_capacity_bytes > 0 ? fmt_percent(m.host_bytes / m.host_capacity_bytes) : "host size unknown"});

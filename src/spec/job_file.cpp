@@ -54,10 +54,6 @@ const std::vector<std::pair<std::string, OffloadTarget>> kOffload = {
 const std::vector<std::pair<std::string, WeightsMode>> kWeights = {{"mixed", WeightsMode::mixed},
                                                                    {"pure", WeightsMode::pure}};
 
-const std::vector<std::string> kFrameworks = {"generic",   "hf",     "deepspeed", "megatron",    "nemo",
-                                              "torchtitan", "torchtune", "llm-foundry", "litgpt", "unsloth",
-                                              "axolotl",   "llama-factory"};
-
 std::string base_dir(const std::string& file) {
     fs::path p(file);
     return p.has_parent_path() ? p.parent_path().string() : std::string(".");
@@ -306,70 +302,6 @@ void read_ops(const Fields& o, JobSpec& j) {
 bool targets_exist(const std::string& t) { return t == "lm_head" || lora_target_bits(t) != 0; }
 
 }  // namespace
-
-FrameworkProfile load_framework(const std::string& name, const std::string& file, const std::string& field) {
-    const Catalog& cat = Catalog::instance();
-    if (std::find(kFrameworks.begin(), kFrameworks.end(), name) == kFrameworks.end()) {
-        std::string hint = did_you_mean(name, kFrameworks);
-        throw InputError(file, field, "unknown framework '" + name + "'" +
-                                          (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
-    }
-    std::string path = cat.path_of("frameworks", name);
-    Json doc = load_document(path);
-    Fields f(doc, path, "");
-    f.reject_unknown({"name", "defaults", "memory", "time", "sources", "notes"});
-    FrameworkProfile p;
-    p.name = name;
-    if (f.has("defaults")) {
-        Fields d = f.child("defaults");
-        d.reject_unknown({"weights", "attention", "loss", "optimizer", "lora_dropout"});
-        p.default_weights = d.get_string("weights").value_or(p.default_weights);
-        p.default_attention = d.get_string("attention").value_or(p.default_attention);
-        p.default_loss = d.get_string("loss").value_or(p.default_loss);
-        p.default_optimizer = d.get_string("optimizer").value_or(p.default_optimizer);
-        p.default_lora_dropout = d.get_number("lora_dropout", 0, 1).value_or(0);
-    }
-    if (f.has("memory")) {
-        Fields m = f.child("memory");
-        m.reject_unknown({"mixed_style", "mixed_grad_bytes", "optimizer_step", "ddp_gradient_buckets", "fused_qkv",
-                          "fused_norm", "zero3_live_layers", "zero_bucket_elements", "allocator_overhead_fraction",
-                          "nccl_buffer_bytes", "cross_entropy_live_copies", "qlora_quantizes_lm_head",
-                          "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "frozen_linear_saves_input"});
-        p.mixed_style = m.get_choice("mixed_style", {"amp", "master"}).value_or("amp") == "master" ? MixedStyle::master
-                                                                                                : MixedStyle::amp;
-        p.mixed_grad_bytes = m.get_number("mixed_grad_bytes", 1, 8).value_or(4);
-        p.optimizer_step = m.get_choice("optimizer_step", {"foreach", "fused"}).value_or("foreach") == "fused"
-                               ? OptimizerStepImpl::fused
-                               : OptimizerStepImpl::foreach;
-        p.ddp_gradient_buckets = m.get_bool("ddp_gradient_buckets").value_or(false);
-        p.fused_qkv = m.get_bool("fused_qkv").value_or(false);
-        p.fused_norm = m.get_bool("fused_norm").value_or(false);
-        p.zero3_live_layers = static_cast<int>(m.get_int("zero3_live_layers", 0, 64).value_or(2));
-        p.zero_bucket_elements = m.get_number("zero_bucket_elements", 0, 1e12).value_or(5e8);
-        p.allocator_overhead_fraction = m.get_number("allocator_overhead_fraction", 0, 1).value_or(0.05);
-        p.nccl_buffer_bytes = m.get_size_bytes("nccl_buffer_bytes").value_or(0);
-        p.cross_entropy_live_copies = m.get_number("cross_entropy_live_copies", 1, 8).value_or(3);
-        p.qlora_quantizes_lm_head = m.get_bool("qlora_quantizes_lm_head").value_or(false);
-        p.fsdp_unit_mixes_frozen = m.get_bool("fsdp_unit_mixes_frozen").value_or(false);
-        p.fsdp_no_sync_accumulation = m.get_bool("fsdp_no_sync_accumulation").value_or(false);
-        p.frozen_linear_saves_input = m.get_bool("frozen_linear_saves_input").value_or(true);
-    }
-    if (f.has("time")) {
-        Fields t = f.child("time");
-        t.reject_unknown({"host_overhead_per_kernel_us", "attention_kernel", "host_overhead_per_block_us", "matmul_time_factor"});
-        if (t.has("matmul_time_factor")) {
-            Fields mf = t.child("matmul_time_factor");
-            mf.reject_unknown({"volta", "ampere", "ada", "hopper", "blackwell", "cdna3", "cdna4", "gaudi", "other"});
-            for (auto it = mf.node().begin(); it != mf.node().end(); ++it)
-                p.matmul_time_factor.emplace_back(it.key(), *mf.get_number(it.key(), 0.5, 5));
-        }
-        p.host_overhead_per_block_us = t.get_number("host_overhead_per_block_us", 0, 1e6).value_or(0);
-        p.host_overhead_per_kernel_us = t.get_number("host_overhead_per_kernel_us", 0, 1e4).value_or(0);
-        p.attention_kernel = static_cast<int>(t.get_int("attention_kernel", 1, 3).value_or(2));
-    }
-    p.sources = f.get_string_list("sources");
-    return p;
-}
 
 Job job_from_document(const Json& doc, const std::string& file) {
     Fields root(doc, file, "");

@@ -6,6 +6,7 @@
 
 #include "ftbound/job.hpp"
 #include "spec/document.hpp"
+#include "spec/framework_profile.hpp"
 
 namespace ftb {
 
@@ -13,8 +14,6 @@ namespace ftb {
 Job load_job(const std::string& path, const std::vector<std::string>& overrides = {});
 // The same from an already parsed document (overrides applied), `file` naming it in messages.
 Job job_from_document(const Json& doc, const std::string& file);
-
-FrameworkProfile load_framework(const std::string& name, const std::string& file, const std::string& field);
 
 // Re-checks a JobSpec after a programmatic change (limits search, recommendations); throws InputError.
 void check_job(const Job& job);

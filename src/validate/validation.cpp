@@ -14,9 +14,7 @@
 namespace fs = std::filesystem;
 
 namespace ftb {
-namespace {
 
-// RFC 4180 fields: commas, double quotes, doubled quotes inside quotes, newlines inside quotes.
 std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& file) {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> row;
@@ -53,8 +51,6 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, const s
     if (field_started || !row.empty()) row.push_back(field), rows.push_back(row);
     return rows;
 }
-
-}  // namespace
 
 std::vector<ValidationCase> read_cases(const std::string& path) {
     const std::string text = read_text_file(path, "cases file");
@@ -136,6 +132,26 @@ std::vector<QuantitySummary> summarise(const std::vector<CaseResult>& results) {
             if (s.cases == 0) continue;
             s.mape = sum / s.cases;
             out.push_back(s);
+        }
+    }
+    return out;
+}
+
+std::string case_source(const std::string& id) { return id.substr(0, id.find('-')); }
+
+std::vector<QuantitySummary> summarise_by_source(const std::vector<CaseResult>& results) {
+    std::vector<std::string> sources;
+    for (const auto& r : results)
+        if (std::find(sources.begin(), sources.end(), case_source(r.c.id)) == sources.end())
+            sources.push_back(case_source(r.c.id));
+    std::vector<QuantitySummary> out;
+    for (const auto& source : sources) {
+        std::vector<CaseResult> mine;
+        for (const auto& r : results)
+            if (case_source(r.c.id) == source) mine.push_back(r);
+        for (QuantitySummary s : summarise(mine)) {
+            s.source = source;
+            out.push_back(std::move(s));
         }
     }
     return out;

@@ -22,6 +22,7 @@ struct CaseResult {
 
 struct QuantitySummary {
     std::string quantity;
+    std::string source = "all";        // "all", or the case-id prefix (case_source) of the cases counted
     std::string qualities;             // which qualities are counted ("all", "high+medium")
     int cases = 0;
     double mape = 0;
@@ -35,5 +36,11 @@ std::vector<ValidationCase> read_cases(const std::string& csv_path);
 // Runs one case; job paths are relative to the CSV's folder.
 CaseResult run_case(const ValidationCase& c, const std::string& csv_dir);
 std::vector<QuantitySummary> summarise(const std::vector<CaseResult>& results);
+// The source of a case: its id up to the first '-' (lf, lg, tune, llama3, qwen1, ...).
+std::string case_source(const std::string& id);
+// summarise() over each source's cases, sources in order of first appearance.
+std::vector<QuantitySummary> summarise_by_source(const std::vector<CaseResult>& results);
+// RFC 4180 rows (quoted fields with commas, doubled quotes, newlines); errors name the file and line.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& file);
 
 }  // namespace ftb

@@ -69,10 +69,13 @@ TEST(PlanLimits, LoraOn24GBCardLongestSequence) {
     const int64_t seq = j["limits"]["max_seq_len"].get<int64_t>();
     ASSERT_GT(seq, 2048) << "the job at seq_len 2048 fits, so the limit must be above it";
     const Json at = plan_json({job, "--set", "train.seq_len=" + std::to_string(seq)});
+    EXPECT_GE(at["memory"]["margin_bytes"].get<double>(), 0) << "seq_len " << seq;
     EXPECT_TRUE(at["memory"]["fits"].get<bool>()) << "seq_len " << seq;
+    EXPECT_EQ(at["memory"]["verdict"], "tight") << "at the limit the capacity lies inside the band";
     EXPECT_EQ(at["limits"]["max_seq_len"].get<int64_t>(), seq);
     const Json over = plan_json({job, "--set", "train.seq_len=" + std::to_string(seq + 1)});
-    EXPECT_FALSE(over["memory"]["fits"].get<bool>()) << "seq_len " << seq + 1;
+    EXPECT_LT(over["memory"]["margin_bytes"].get<double>(), 0) << "seq_len " << seq + 1;
+    EXPECT_EQ(over["memory"]["verdict"], "tight") << "one token over is still inside the band";
     EXPECT_EQ(over["limits"]["max_seq_len"].get<int64_t>(), seq);
     // At that length a larger micro-batch cannot fit either.
     EXPECT_EQ(at["limits"]["max_micro_batch"].get<int64_t>(), 1);
@@ -84,9 +87,9 @@ TEST(PlanLimits, LoraOn24GBCardLargestMicroBatch) {
     ASSERT_GT(plan.max_micro_batch, 0);
     Job trial = job;
     trial.spec.train.micro_batch = plan.max_micro_batch;
-    EXPECT_TRUE(plan_memory(trial).fits);
+    EXPECT_TRUE(within_capacity(plan_memory(trial)));
     trial.spec.train.micro_batch = plan.max_micro_batch + 1;
-    EXPECT_FALSE(plan_memory(trial).fits);
+    EXPECT_FALSE(within_capacity(plan_memory(trial)));
 }
 
 TEST(PlanLimits, ContextParallelStepsBySequenceShards) {
@@ -96,9 +99,9 @@ TEST(PlanLimits, ContextParallelStepsBySequenceShards) {
     ASSERT_GT(seq, 0);
     EXPECT_EQ(seq % 2, 0);
     job.spec.train.seq_len = seq;
-    EXPECT_TRUE(plan_memory(job).fits);
+    EXPECT_TRUE(within_capacity(plan_memory(job)));
     job.spec.train.seq_len = seq + 2;
-    EXPECT_FALSE(plan_memory(job).fits);
+    EXPECT_FALSE(within_capacity(plan_memory(job)));
 }
 
 }  // namespace

@@ -1,0 +1,55 @@
+#include "memory/device_memory.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ftb {
+
+void add_device_memory(const Job& job, MemoryResult& res) {
+    const FrameworkProfile& fw = job.framework;
+    const ParallelSpec& par = job.spec.parallel;
+    // Caching allocator: segments cached above the live peak (fragmentation, 2 MiB rounding of large blocks).
+    res.allocator_overhead_bytes = res.allocated_peak_bytes * fw.allocator_overhead_fraction;
+    res.reserved_peak_bytes =
+        std::ceil((res.allocated_peak_bytes + res.allocator_overhead_bytes) / (2.0 * 1048576)) * 2.0 * 1048576;
+    // Communicators: one per parallel dimension in use (data, tensor, pipeline, context, expert).
+    const int communicators = (par.dp > 1) + (par.tp > 1) + (par.pp > 1) + (par.cp > 1) + (par.ep > 1);
+    res.comm_buffer_bytes = communicators * fw.nccl_buffer_bytes;
+    const DeviceSpec& dev = job.system.device;
+    res.cuda_context_bytes = dev.kind == DeviceKind::gpu ? dev.cuda_context_bytes : 0;
+    res.device_used_bytes = res.reserved_peak_bytes + res.cuda_context_bytes + res.comm_buffer_bytes;
+    res.breakdown.overhead_bytes = res.device_used_bytes - res.allocated_peak_bytes;
+}
+
+// How far each kind of bytes may be from the figure, as a fraction of it:
+// - weights, gradients, optimizer states: exact parameter counts times element sizes; what is left is the
+//   allocator's 512-byte block rounding and small framework buffers (2%);
+// - activations and logits: the saved-tensor accounting is exact for the ops it models (tested against
+//   saved_tensors_hooks within 2%), but the kernel chosen at run time (SDPA backend, compiled fusions,
+//   padding to the longest sequence in a batch) changes what is saved (10%);
+// - temporaries and device overhead (allocator cache, CUDA context, communicator buffers): their size
+//   depends on the allocation order and the driver, which the plan does not see (25%).
+Band uncertainty_band(const MemoryBreakdown& b, double total) {
+    const double state = b.weights_bytes + b.gradients_bytes + b.optimizer_bytes;
+    const double half = 0.02 * state + 0.10 * (b.activations_bytes + b.logits_bytes) +
+                        0.25 * (b.temporary_bytes + b.overhead_bytes);
+    // Never wider than ±10% of the figure (the contract's limit on an honest band).
+    const double w = std::min(half, 0.10 * total);
+    return {w, w};
+}
+
+void decide_fit(MemoryResult& res) {
+    // On CPU servers capacity_bytes is one socket's share of the host RAM (one process per socket).
+    const double need = res.device_used_bytes;
+    const Band band = uncertainty_band(res.breakdown, need);
+    res.band_low_bytes = need - band.below;
+    res.band_high_bytes = need + band.above;
+    res.margin_bytes = res.capacity_bytes - need;
+    // A figure at or above the capacity is never a plain fit: the band's upper edge must stay below it.
+    if (res.band_high_bytes < res.capacity_bytes) res.verdict = MemoryVerdict::fits;
+    else if (res.band_low_bytes > res.capacity_bytes) res.verdict = MemoryVerdict::does_not_fit;
+    else res.verdict = MemoryVerdict::tight;
+    res.fits = res.verdict != MemoryVerdict::does_not_fit;
+}
+
+}  // namespace ftb

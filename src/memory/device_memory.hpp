@@ -1,0 +1,23 @@
+// From the allocated peak to what the device shows: the caching allocator's reservation, the CUDA context,
+// communicator buffers; then the verdict against capacity with the band of what is uncertain.
+#pragma once
+#include "ftbound/job.hpp"
+#include "ftbound/memory.hpp"
+
+namespace ftb {
+
+// Fills reserved_peak_bytes, cuda_context_bytes, comm_buffer_bytes, device_used_bytes and overhead from
+// allocated_peak_bytes and the breakdown.
+void add_device_memory(const Job& job, MemoryResult& res);
+
+// Half-widths (below, above) of the uncertainty band around `total` bytes made of `parts`.
+struct Band {
+    double below = 0, above = 0;
+};
+Band uncertainty_band(const MemoryBreakdown& parts, double total);
+
+// Verdict, band, margin and fits of device_used against the capacity (GPU memory, or host RAM per socket
+// on CPU servers).
+void decide_fit(MemoryResult& res);
+
+}  // namespace ftb

@@ -1,0 +1,59 @@
+#include "memory/loss_memory.hpp"
+
+namespace ftb {
+namespace {
+
+// Bytes per token of the logits and loss at their peak (the start of the loss backward), and what stays
+// held afterwards (the logits the training loop keeps until backward finishes).
+struct LossBytes {
+    double peak_per_token = 0;
+    double held_per_token = 0;
+    double workspace = 0;          // independent of tokens (chunked / fused)
+};
+
+LossBytes loss_bytes(const Job& job, const TrainingSetup& s, double vocab_shard, double hidden) {
+    const double V = vocab_shard;
+    const double logit = s.bytes.act;                      // lm_head output dtype
+    LossBytes lb;
+    switch (job.spec.train.loss) {
+        case LossImpl::standard:
+        case LossImpl::fp32_upcast: {
+            // Cross-entropy in fp32 when asked, and under autocast (log_softmax is on its fp32 list).
+            const double ce = (job.spec.train.loss == LossImpl::fp32_upcast || s.bytes.autocast) ? 4 : logit;
+            // Held logits + the cross-entropy's live vocabulary-sized tensors (framework profile).
+            lb.peak_per_token = V * (logit + job.framework.cross_entropy_live_copies * ce);
+            lb.held_per_token = V * logit;
+            break;
+        }
+        case LossImpl::chunked: {
+            // LitGPT-style: lm_head output in chunks of 128 tokens, each chunk's log-softmax saved for backward;
+            // gradients are formed one chunk at a time.
+            constexpr double chunk_tokens = 128;
+            lb.peak_per_token = V * (logit + logit);
+            lb.held_per_token = V * logit;
+            lb.workspace = 3 * chunk_tokens * V * 4;
+            break;
+        }
+        case LossImpl::fused:
+            // Fused linear + cross-entropy (Liger FusedLinearCrossEntropy): logits exist one chunk at a time,
+            // chunk = next_pow2(tokens / ceil(V/H)) rows of fp32, about hidden*4 bytes per token in all.
+            lb.peak_per_token = 2 * 4 * hidden;
+            lb.held_per_token = 0;
+            break;
+    }
+    return lb;
+}
+
+}  // namespace
+
+LossMemory loss_memory(const Job& job, const TrainingSetup& set, const StageSplit& sp) {
+    LossMemory out;
+    if (!sp.has_head) return out;
+    const double tokens = double(set.tokens_per_micro_batch);
+    const LossBytes lb = loss_bytes(job, set, double(job.model.vocab) / double(job.spec.parallel.tp), double(job.model.hidden));
+    out.peak = lb.peak_per_token * tokens + lb.workspace;
+    out.held = lb.held_per_token * tokens;
+    return out;
+}
+
+}  // namespace ftb

@@ -1,0 +1,18 @@
+// The logits and the loss on the last pipeline stage: bytes at their peak (the start of the loss backward)
+// and what the training loop holds through backward, per implementation (standard, fp32 upcast, chunked, fused).
+#pragma once
+#include "ftbound/job.hpp"
+#include "memory/stage_params.hpp"
+#include "memory/training_setup.hpp"
+
+namespace ftb {
+
+struct LossMemory {
+    double peak = 0;   // bytes at the loss peak
+    double held = 0;   // bytes held through backward (the logits the loop keeps)
+};
+
+// Zero on stages without the head.
+LossMemory loss_memory(const Job& job, const TrainingSetup& set, const StageSplit& split);
+
+}  // namespace ftb

@@ -1,0 +1,83 @@
+#include "memory/model_state.hpp"
+
+#include <algorithm>
+
+namespace ftb {
+
+WeightBytes weight_bytes(const Job& job, const TrainingSetup& set, const StageParams& p) {
+    const ParallelSpec& par = job.spec.parallel;
+    const bool zero3 = par.zero >= 3;
+    const double shard = double(set.dp_shard);
+    WeightBytes w;
+    w.stored = p.trainable * set.trainable_storage_bytes + p.frozen * set.frozen_storage_bytes +
+               p.quantised * set.quant_bytes_per_param;
+    if (zero3) {
+        w.stored /= shard;
+        // Prefetch keeps `zero3_live_layers` full blocks gathered in the compute dtype.
+        w.gathered = double(job.framework.zero3_live_layers) * p.largest_layer * set.bytes.weight_compute;
+    }
+    if (job.spec.offload.params != OffloadTarget::none) {
+        w.stored = 0;
+        w.host = (p.trainable + p.frozen) * set.bytes.weight_compute / shard;
+    }
+    // torch.amp: each fp32 weight is cast per matmul and the copy is kept for backward (the grad of the input).
+    if (set.amp_weight_copies) w.amp_copies = p.linear_weights * set.bytes.weight_compute / (zero3 ? shard : 1);
+    w.dequant = p.largest_quantised * set.bytes.weight_compute;
+    return w;
+}
+
+GradientBytes gradient_bytes(const Job& job, const TrainingSetup& set, const StageParams& p) {
+    const ParallelSpec& par = job.spec.parallel;
+    const FrameworkProfile& fw = job.framework;
+    const bool zero3 = par.zero >= 3;
+    const bool opt_offload = job.spec.offload.optimizer != OffloadTarget::none;
+    const bool in_backward = job.spec.train.optimizer_in_backward;
+    GradientBytes g;
+    // FSDP units that mix frozen and trainable weights keep gradients for the whole unit.
+    const bool fsdp_mixed_units = zero3 && set.adapters && fw.fsdp_unit_mixes_frozen;
+    g.full = (fsdp_mixed_units ? std::max(p.trainable, p.blocks) : p.trainable) * set.grad_bytes;
+    g.resident = g.full;
+    if (par.zero >= 2) g.resident = g.full / double(set.dp_shard);
+    if (opt_offload) g.resident = 0;   // reduced gradients stream to the host optimizer
+    if (par.zero >= 2 || opt_offload) {
+        // DeepSpeed reduce bucket / FSDP's unsharded gradient of the block in flight.
+        const double bucket = zero3 ? p.largest_layer * set.grad_bytes : fw.zero_bucket_elements * set.grad_bytes;
+        g.buffers = std::min(bucket, g.full);
+    }
+    if (par.zero == 0 && par.dp > 1 && fw.ddp_gradient_buckets) g.buffers = g.full;   // DDP flat buckets
+    // Optimizer in backward: gradients are consumed layer by layer, at most one block's worth exists.
+    if (in_backward) g.resident = std::min(g.resident, p.largest_layer * set.grad_bytes);
+    g.persist = set.grad_accumulation > 1 && !in_backward;
+    // Accumulating under FSDP no_sync(): gradients stay unsharded between micro-batches.
+    if (zero3 && set.grad_accumulation > 1 && fw.fsdp_no_sync_accumulation) g.resident = g.full;
+    return g;
+}
+
+OptimizerBytes optimizer_bytes(const Job& job, const TrainingSetup& set, const StageParams& p) {
+    const ParallelSpec& par = job.spec.parallel;
+    const TrainSpec& tr = job.spec.train;
+    const double shard = par.zero >= 1 ? double(set.dp_shard) : 1.0;
+    OptimizerBytes o;
+    o.resident = (p.trainable * set.optimizer_bytes_per_param + p.adafactor_state * 4) / shard;
+    const bool offload = job.spec.offload.optimizer != OffloadTarget::none;
+    if (offload) {
+        // ZeRO-Offload keeps fp32 master weights, states and fp32 gradients in host memory (Ren et al. 2021).
+        o.host = p.trainable * (set.optimizer_bytes_per_param + (set.master_bytes_per_param > 0 ? 0 : 4) + 4) / shard;
+        o.resident = 0;
+    }
+    if (tr.optimizer == Optimizer::paged_adamw_8bit) {
+        // bitsandbytes paged optimizers allocate states in CUDA unified memory, outside PyTorch's allocator:
+        // nvidia-smi sees them, torch.cuda.max_memory_allocated does not.
+        o.paged = o.resident;
+        o.resident = 0;
+    }
+    const bool adam_like = tr.optimizer == Optimizer::adamw || tr.optimizer == Optimizer::adam || tr.optimizer == Optimizer::lion;
+    if (!offload && job.framework.optimizer_step == OptimizerStepImpl::foreach && adam_like) {
+        // torch.optim foreach AdamW: _foreach_sqrt(exp_avg_sqs) makes one state-sized intermediate.
+        o.step_temp = p.trainable * set.state_bytes / shard;
+        if (tr.optimizer_in_backward) o.step_temp = p.largest_layer * set.state_bytes;
+    }
+    return o;
+}
+
+}  // namespace ftb

@@ -1,0 +1,36 @@
+// Weights, gradients and optimizer state of one pipeline stage on one GPU: the bytes that do not depend on
+// the batch, in the dtypes the framework keeps them (training_setup) and after ZeRO/FSDP sharding and offload.
+#pragma once
+#include "ftbound/job.hpp"
+#include "memory/stage_params.hpp"
+#include "memory/training_setup.hpp"
+
+namespace ftb {
+
+struct WeightBytes {
+    double stored = 0;        // parameters resident on the GPU (ZeRO-3 shard, 0 when offloaded)
+    double gathered = 0;      // full blocks gathered by ZeRO-3/FSDP prefetch, in the compute dtype
+    double amp_copies = 0;    // torch.amp low-precision copies of fp32 matmul weights, kept for backward
+    double dequant = 0;       // QLoRA: one dequantised weight matrix in flight
+    double host = 0;          // parameters offloaded to host RAM
+};
+
+struct GradientBytes {
+    double full = 0;          // every gradient this GPU forms, unsharded
+    double resident = 0;      // what stays on the GPU once all are formed (sharded, offloaded, per layer)
+    double buffers = 0;       // reduce buckets / DDP flat buckets / the unsharded block gradient in flight
+    bool persist = false;     // kept across micro-batches (gradient accumulation)
+};
+
+struct OptimizerBytes {
+    double resident = 0;      // states (+ fp32 master weights) in device memory
+    double host = 0;          // offloaded states, master weights and gradients in host RAM
+    double paged = 0;         // bitsandbytes paged states in CUDA unified memory (outside the caching allocator)
+    double step_temp = 0;     // intermediates of the optimizer step (foreach implementations)
+};
+
+WeightBytes weight_bytes(const Job& job, const TrainingSetup& set, const StageParams& p);
+GradientBytes gradient_bytes(const Job& job, const TrainingSetup& set, const StageParams& p);
+OptimizerBytes optimizer_bytes(const Job& job, const TrainingSetup& set, const StageParams& p);
+
+}  // namespace ftb

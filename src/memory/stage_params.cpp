@@ -1,0 +1,108 @@
+#include "memory/stage_params.hpp"
+
+#include <algorithm>
+
+namespace ftb {
+
+StageSplit stage_split(int64_t layers, int64_t pp, int64_t stage) {
+    const int64_t base = layers / pp, extra = layers % pp;
+    StageSplit s;
+    s.first = stage * base + std::min(stage, extra);
+    s.last = s.first + base + (stage < extra ? 1 : 0);
+    s.has_embedding = stage == 0;
+    s.has_head = stage == pp - 1;
+    return s;
+}
+
+namespace {
+
+// One block's parameters into `p`: trainable, frozen or quantised, plus adapters and Adafactor's factored state.
+void add_block(const Job& job, const TrainingSetup& set, const LayerSpec& l, bool trains, double tp, double ep,
+               StageParams& p) {
+    const bool qlora = job.spec.train.method == Method::qlora;
+    const double attn = double(l.attention_params()) / tp;
+    double ffn = double(l.ffn_params());
+    if (l.experts > 0) {
+        const double router = double(l.hidden * l.experts);
+        ffn = (ffn - router) / ep + router;
+    }
+    ffn /= tp;
+    const double norms = double(l.norm_params() + l.relative_attention_params);
+    const double layer = attn + ffn + norms;
+    p.blocks += layer;
+    p.largest_layer = std::max(p.largest_layer, layer);
+    if (qlora && !trains)
+        p.largest_quantised = std::max({p.largest_quantised, double(l.hidden) * double(l.ffn_intermediate) / tp,
+                                        double(l.hidden) * double(l.q_dim()) / tp});
+    if (trains) {
+        p.trainable += layer;
+        p.linear_weights += attn + ffn;
+    } else if (qlora) {
+        p.quantised += attn + ffn;
+        p.frozen += norms;
+    } else {
+        p.frozen += layer;
+    }
+    if (set.adapters) p.trainable += double(lora_params_in_layer(l, set.lora_mask, job.spec.train.lora.rank)) / tp;
+    if (job.spec.train.optimizer == Optimizer::adafactor && trains) {
+        // Factored second moment: rows + cols per matrix (Shazeer & Stern 2018); vectors keep full state.
+        const double h = double(l.hidden), i = double(l.ffn_intermediate);
+        const int mats_ffn = l.ffn_kind == FfnKind::gated ? 3 : 2;
+        p.adafactor_state += (4 * (h + double(l.q_dim())) + mats_ffn * (h + i)) / tp + norms;
+    }
+}
+
+// The embedding (first stage) and the final norms + output head (last stage).
+void add_embedding_and_head(const Job& job, const TrainingSetup& set, const StageSplit& sp, double tp, StageParams& p) {
+    const ModelSpec& m = job.model;
+    const bool qlora = job.spec.train.method == Method::qlora;
+    const double vocab_shard = double(m.vocab) * double(m.hidden) / tp;
+    const bool head_trains = set.full;   // freeze trains the head with the last blocks; LoRA keeps it frozen
+    auto add_matrix = [&](double n, bool trains) {
+        if (trains) {
+            p.trainable += n;
+            p.linear_weights += n;
+        } else {
+            p.frozen += n;
+        }
+    };
+    if (sp.has_embedding) {
+        const double emb = vocab_shard + double(m.position_embedding_params) + double(m.embedding_norm_params) +
+                           double(m.extra_params);
+        if (set.full && set.first_trainable_layer == 0) p.trainable += emb;
+        else p.frozen += emb;
+    }
+    if (!sp.has_head) return;
+    const double final_norms = double(m.final_norms) * double(m.final_norm_params);
+    if (head_trains) p.trainable += final_norms;
+    else p.frozen += final_norms;
+    // A tied head shares the embedding matrix; across pipeline stages the last stage keeps its own copy.
+    const bool head_quantised = qlora && job.framework.qlora_quantizes_lm_head && !m.tie_word_embeddings;
+    if (head_quantised) {
+        p.quantised += vocab_shard;
+        p.largest_quantised = std::max(p.largest_quantised, vocab_shard);
+    } else if (!m.tie_word_embeddings) {
+        add_matrix(vocab_shard + (m.lm_head_bias ? double(m.vocab) / tp : 0), head_trains);
+    } else if (!sp.has_embedding) {
+        add_matrix(vocab_shard, head_trains);
+    } else if (head_trains) {
+        p.linear_weights += vocab_shard;   // the tied matrix is also read by the head matmul
+    }
+    if (set.lora_on_head) p.trainable += double(job.spec.train.lora.rank) * double(m.hidden + m.vocab) / tp;
+    if (job.spec.train.optimizer == Optimizer::adafactor && head_trains)
+        p.adafactor_state += double(m.vocab) / tp + double(m.hidden);
+}
+
+}  // namespace
+
+StageParams stage_params(const Job& job, const TrainingSetup& set, const StageSplit& sp, bool unsharded) {
+    const ParallelSpec& par = job.spec.parallel;
+    const double tp = unsharded ? 1.0 : double(par.tp), ep = unsharded ? 1.0 : double(par.ep);
+    StageParams p;
+    for (int64_t li = sp.first; li < sp.last; ++li)
+        add_block(job, set, job.model.layers[size_t(li)], set.full && li >= set.first_trainable_layer, tp, ep, p);
+    add_embedding_and_head(job, set, sp, tp, p);
+    return p;
+}
+
+}  // namespace ftb

@@ -1,0 +1,34 @@
+// What one pipeline stage stores: which blocks it holds and how many of their parameters train, stay
+// frozen or are stored quantised, on one GPU after tensor and expert parallelism (before ZeRO).
+#pragma once
+#include <cstdint>
+
+#include "ftbound/job.hpp"
+#include "memory/training_setup.hpp"
+
+namespace ftb {
+
+struct StageSplit {
+    int64_t first = 0, last = 0;   // block index range [first, last)
+    bool has_embedding = false, has_head = false;
+    int64_t blocks() const { return last - first; }
+};
+
+// Megatron's even split of `layers` blocks over `pp` stages; the first stages take the remainder.
+StageSplit stage_split(int64_t layers, int64_t pp, int64_t stage);
+
+struct StageParams {
+    double trainable = 0;          // trainable parameters stored on this GPU (after TP/EP/PP, before ZeRO)
+    double frozen = 0;             // frozen, kept in the compute dtype
+    double quantised = 0;          // frozen base linears stored quantised (QLoRA)
+    double linear_weights = 0;     // parameters read by matmuls (for autocast copies)
+    double largest_layer = 0;      // largest block's parameters on this GPU (ZeRO-3 gather unit)
+    double largest_quantised = 0;  // largest quantised weight matrix (QLoRA dequantisation buffer)
+    double adafactor_state = 0;    // factored second-moment elements
+    double blocks = 0;             // all block parameters on this GPU (FSDP units)
+};
+
+// `unsharded`: count as if tp = ep = 1 (the whole model's trainable parameters, for the report).
+StageParams stage_params(const Job& job, const TrainingSetup& set, const StageSplit& split, bool unsharded = false);
+
+}  // namespace ftb

@@ -1,0 +1,105 @@
+#include "memory/step_walk.hpp"
+
+#include <algorithm>
+
+namespace ftb {
+namespace {
+
+// PyTorch's cuBLAS workspace per handle: ":4096:8" (32 MiB) on Hopper and newer, ":4096:2:16:8" (~8 MiB)
+// before (aten/src/ATen/cuda/CublasHandlePool.cpp, getChosenWorkspaceSize). It comes from the caching
+// allocator, so it counts as allocated.
+double cublas_workspace_bytes(const DeviceSpec& d) {
+    if (d.kind != DeviceKind::gpu || d.vendor != "nvidia") return 0;
+    const bool hopper_or_newer = d.peak_tflops.fp8 > 0;
+    return hopper_or_newer ? 32.0 * 1048576 : 4096.0 * 1024 * 2 + 16.0 * 1024 * 8;
+}
+
+void take_max(PhasePeak& best, const MemoryBreakdown& b, MemoryPhase phase) {
+    const double t = b.allocated();
+    if (t > best.total) {
+        best.total = t;
+        best.parts = b;
+        best.phase = phase;
+    }
+}
+
+// End of forward and the loss: every block's saved tensors, all compute copies, the logits at their peak.
+void walk_forward(const Job& job, const StageMemory& s, PhasePeak& best) {
+    const bool zero0 = job.spec.parallel.zero == 0;
+    MemoryBreakdown b;
+    b.weights_bytes = s.weights.stored + s.weights.gathered + s.weights.amp_copies + s.weights.dequant;
+    b.gradients_bytes = (s.grads.persist ? s.grads.resident : 0) + (zero0 ? s.grads.buffers : 0);
+    b.optimizer_bytes = s.optimizer.resident;
+    b.activations_bytes = s.activations.resident;
+    b.logits_bytes = s.loss.peak;
+    b.temporary_bytes = s.work.cublas + (s.has_head ? 0 : s.work.forward);
+    take_max(best, b, s.has_head ? MemoryPhase::loss : MemoryPhase::forward);
+    b.logits_bytes = 0;
+    b.temporary_bytes = s.work.cublas + s.work.forward;
+    take_max(best, b, MemoryPhase::forward);
+}
+
+// Backward, block by block from the top: saved tensors of the blocks below stay, gradients of the blocks
+// above have been formed, and one block's working set (recomputed activations + gradient temporaries).
+void walk_backward(const StageMemory& s, PhasePeak& best) {
+    const std::vector<double>& per_block = s.activations.per_block;
+    const size_t n = per_block.size();
+    const double per_block_grads = n > 0 ? s.grads.resident / double(n) : 0;
+    const double per_block_copies = n > 0 ? s.weights.amp_copies / double(n) : 0;
+    double remaining = s.activations.resident;
+    for (size_t k = 0; k < n; ++k) {
+        MemoryBreakdown b;
+        b.weights_bytes = s.weights.stored + s.weights.gathered + s.weights.amp_copies - per_block_copies * double(k) +
+                          s.weights.dequant;
+        b.gradients_bytes = (s.grads.persist ? s.grads.resident : per_block_grads * double(k + 1)) + s.grads.buffers;
+        b.optimizer_bytes = s.optimizer.resident;
+        b.activations_bytes = remaining + s.activations.recompute_work;
+        b.logits_bytes = s.loss.held;
+        b.temporary_bytes = s.work.cublas + s.work.backward;
+        take_max(best, b, MemoryPhase::backward);
+        // The block's saved tensors of this micro-batch are freed; other in-flight micro-batches keep theirs.
+        if (!s.activations.offloaded) remaining = std::max(0.0, remaining - per_block[n - 1 - k]);
+    }
+}
+
+// Optimizer step: weights, all gradients, states, and the step's intermediates. ZeRO-3 steps on shards:
+// no gathered blocks; no autocast copies.
+void walk_optimizer_step(const Job& job, const StageMemory& s, PhasePeak& best) {
+    MemoryBreakdown b;
+    b.weights_bytes = s.weights.stored;
+    b.gradients_bytes = s.grads.resident + (job.spec.parallel.zero == 0 ? s.grads.buffers : 0);
+    b.optimizer_bytes = s.optimizer.resident;
+    b.temporary_bytes = s.optimizer.step_temp + s.work.cublas;
+    take_max(best, b, MemoryPhase::optimizer_step);
+}
+
+}  // namespace
+
+Workspaces stage_workspaces(const Job& job, const TrainingSetup& set, const StageSplit& sp) {
+    const ModelSpec& m = job.model;
+    const TrainSpec& tr = job.spec.train;
+    const double tp = double(job.spec.parallel.tp);
+    const double sp_div = job.spec.parallel.sequence_parallel ? tp : 1.0;
+    const double tokens = double(set.tokens_per_micro_batch);
+    const double seq = double(tr.seq_len);
+    const LayerSpec& l0 = m.layers[size_t(sp.first)];
+    const double i_width = double(l0.ffn_intermediate) * (l0.experts > 0 ? double(l0.experts_per_token) : 1.0);
+    Workspaces w;
+    w.forward = set.bytes.act * i_width / tp * tokens;   // the FFN product feeding down_proj
+    if (tr.attention == Attention::eager)
+        w.forward = std::max(w.forward, (set.bytes.act + 4) * double(l0.heads) / tp * seq * tokens);
+    w.backward = 3 * set.bytes.act * i_width / tp * tokens + 2 * set.bytes.residual * double(m.hidden) * tokens / sp_div;
+    if (tr.attention == Attention::eager) w.backward = std::max(w.backward, 2 * 4 * double(l0.heads) / tp * seq * tokens);
+    w.cublas = cublas_workspace_bytes(job.system.device);
+    return w;
+}
+
+PhasePeak walk_step(const Job& job, const StageMemory& s) {
+    PhasePeak best;
+    walk_forward(job, s, best);
+    walk_backward(s, best);
+    walk_optimizer_step(job, s, best);
+    return best;
+}
+
+}  // namespace ftb

@@ -1,0 +1,94 @@
+#include "spec/framework_profile.hpp"
+
+#include <algorithm>
+
+#include "ftbound/error.hpp"
+#include "spec/catalog.hpp"
+#include "spec/document.hpp"
+
+namespace ftb {
+namespace {
+
+void read_defaults(const Fields& d, FrameworkProfile& p) {
+    d.reject_unknown({"weights", "attention", "loss", "optimizer", "lora_dropout"});
+    p.default_weights = d.get_string("weights").value_or(p.default_weights);
+    p.default_attention = d.get_string("attention").value_or(p.default_attention);
+    p.default_loss = d.get_string("loss").value_or(p.default_loss);
+    p.default_optimizer = d.get_string("optimizer").value_or(p.default_optimizer);
+    p.default_lora_dropout = d.get_number("lora_dropout", 0, 1).value_or(p.default_lora_dropout);
+}
+
+void read_memory(const Fields& m, FrameworkProfile& p) {
+    m.reject_unknown({"mixed_style", "mixed_grad_bytes", "optimizer_step", "ddp_gradient_buckets", "fused_qkv",
+                      "fused_norm", "zero3_live_layers", "zero_bucket_elements", "allocator_overhead_fraction",
+                      "nccl_buffer_bytes", "cross_entropy_live_copies", "qlora_quantizes_lm_head",
+                      "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "frozen_linear_saves_input"});
+    if (auto v = m.get_choice("mixed_style", {"amp", "master"})) p.mixed_style = *v == "master" ? MixedStyle::master : MixedStyle::amp;
+    p.mixed_grad_bytes = m.get_number("mixed_grad_bytes", 1, 8).value_or(p.mixed_grad_bytes);
+    if (auto v = m.get_choice("optimizer_step", {"foreach", "fused"}))
+        p.optimizer_step = *v == "fused" ? OptimizerStepImpl::fused : OptimizerStepImpl::foreach;
+    p.ddp_gradient_buckets = m.get_bool("ddp_gradient_buckets").value_or(p.ddp_gradient_buckets);
+    p.fused_qkv = m.get_bool("fused_qkv").value_or(p.fused_qkv);
+    p.fused_norm = m.get_bool("fused_norm").value_or(p.fused_norm);
+    p.zero3_live_layers = static_cast<int>(m.get_int("zero3_live_layers", 0, 64).value_or(p.zero3_live_layers));
+    p.zero_bucket_elements = m.get_number("zero_bucket_elements", 0, 1e12).value_or(p.zero_bucket_elements);
+    p.allocator_overhead_fraction = m.get_number("allocator_overhead_fraction", 0, 1).value_or(p.allocator_overhead_fraction);
+    p.nccl_buffer_bytes = m.get_size_bytes("nccl_buffer_bytes").value_or(p.nccl_buffer_bytes);
+    p.cross_entropy_live_copies = m.get_number("cross_entropy_live_copies", 1, 8).value_or(p.cross_entropy_live_copies);
+    p.qlora_quantizes_lm_head = m.get_bool("qlora_quantizes_lm_head").value_or(p.qlora_quantizes_lm_head);
+    p.fsdp_unit_mixes_frozen = m.get_bool("fsdp_unit_mixes_frozen").value_or(p.fsdp_unit_mixes_frozen);
+    p.fsdp_no_sync_accumulation = m.get_bool("fsdp_no_sync_accumulation").value_or(p.fsdp_no_sync_accumulation);
+    p.frozen_linear_saves_input = m.get_bool("frozen_linear_saves_input").value_or(p.frozen_linear_saves_input);
+}
+
+void read_time(const Fields& t, FrameworkProfile& p) {
+    t.reject_unknown({"host_overhead_per_kernel_us", "attention_kernel", "host_overhead_per_block_us", "matmul_time_factor"});
+    if (t.has("matmul_time_factor")) {
+        Fields mf = t.child("matmul_time_factor");
+        mf.reject_unknown({"volta", "ampere", "ada", "hopper", "blackwell", "cdna3", "cdna4", "gaudi", "other"});
+        for (auto it = mf.node().begin(); it != mf.node().end(); ++it) {
+            const double factor = *mf.get_number(it.key(), 0.5, 5);
+            auto& list = p.matmul_time_factor;
+            auto same = std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.first == it.key(); });
+            if (same != list.end()) same->second = factor;
+            else list.emplace_back(it.key(), factor);
+        }
+    }
+    p.host_overhead_per_block_us = t.get_number("host_overhead_per_block_us", 0, 1e6).value_or(p.host_overhead_per_block_us);
+    p.host_overhead_per_kernel_us = t.get_number("host_overhead_per_kernel_us", 0, 1e4).value_or(p.host_overhead_per_kernel_us);
+    p.attention_kernel = static_cast<int>(t.get_int("attention_kernel", 1, 3).value_or(p.attention_kernel));
+}
+
+// `depth` bounds a chain of bases (a profile naming itself, or a cycle).
+FrameworkProfile load_profile(const std::string& name, const std::string& file, const std::string& field, int depth) {
+    const Catalog& cat = Catalog::instance();
+    const std::vector<std::string> known = cat.names("frameworks");
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string hint = did_you_mean(name, known);
+        throw InputError(file, field, "unknown framework '" + name + "'" +
+                                          (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+    }
+    const std::string path = cat.path_of("frameworks", name);
+    Json doc = load_document(path);
+    Fields f(doc, path, "");
+    f.reject_unknown({"name", "base", "defaults", "memory", "time", "sources", "notes"});
+    FrameworkProfile p;
+    if (auto base = f.get_string("base")) {
+        if (depth >= 8) f.fail("base", "profiles inherit more than 8 levels deep (a cycle?)");
+        p = load_profile(*base, path, "base", depth + 1);
+    }
+    p.name = name;
+    if (f.has("defaults")) read_defaults(f.child("defaults"), p);
+    if (f.has("memory")) read_memory(f.child("memory"), p);
+    if (f.has("time")) read_time(f.child("time"), p);
+    for (const auto& s : f.get_string_list("sources")) p.sources.push_back(s);
+    return p;
+}
+
+}  // namespace
+
+FrameworkProfile load_framework(const std::string& name, const std::string& file, const std::string& field) {
+    return load_profile(name, file, field, 0);
+}
+
+}  // namespace ftb

@@ -1,0 +1,340 @@
+// The scheduler (scheduler.hpp): work on streams, overlap, and the resource of every phase.
+#include "timing/scheduler.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "system/topology.hpp"
+
+namespace ftb {
+
+namespace {
+
+// DDP gradient buckets: bucket_cap_mb=25 (torch.nn.parallel.DistributedDataParallel default).
+constexpr double kDdpBucketBytes = 25.0 * 1048576;
+
+double layers_per_stage(const Job& job) {
+    return double(job.model.num_layers()) / double(job.spec.parallel.pp);
+}
+
+// ZeRO-3 / FSDP: gather each block's parameters before its forward and again before its backward, reduce-scatter
+// its gradients after; prefetch hides a gather under the previous block's compute.
+void schedule_fully_sharded(Schedule& s, const ScheduleInputs& in) {
+    const Job& job = in.job;
+    const CommGroup& dp = in.groups.dp;
+    const double ga = in.grad_accumulation;
+    const double tp = double(job.spec.parallel.tp), dp_size = double(job.spec.parallel.dp);
+    const double trainable_stage = in.mem.trainable_params / double(job.spec.parallel.pp) / tp;
+    const bool fsdp_mixed = in.set.adapters && job.framework.fsdp_unit_mixes_frozen;
+    const double layer_params = in.mem.params_per_gpu * dp_size / std::max(1.0, layers_per_stage(job));
+    const CollectiveCost gather = collective_cost(Collective::all_gather, layer_params * in.set.bytes.weight_compute, dp);
+    const double rs_params = fsdp_mixed ? layer_params
+                                        : layer_params * std::min(1.0, trainable_stage / std::max(1.0, in.mem.params_per_gpu * dp_size));
+    const CollectiveCost rs = collective_cost(Collective::reduce_scatter, rs_params * in.set.grad_bytes, dp);
+    const bool no_sync = ga > 1 && job.framework.fsdp_no_sync_accumulation;
+    const std::vector<double>& fwd = in.stage.layer_forward_s;
+    const std::vector<double>& bwd = in.stage.layer_backward_s;
+    double exposed = 0, hidden_fwd = 0, hidden_bwd = 0, comm_bound = 0;
+    for (size_t k = 0; k < fwd.size(); ++k) {
+        exposed += std::max(0.0, gather.seconds - fwd[k]);
+        hidden_fwd += std::min(gather.seconds, fwd[k]);
+        if (gather.seconds > fwd[k]) comm_bound += fwd[k];
+        const double rs_s = no_sync ? rs.seconds / ga : rs.seconds;
+        exposed += std::max(0.0, gather.seconds + rs_s - bwd[k]);
+        hidden_bwd += std::min(gather.seconds + rs_s, bwd[k]);
+        if (gather.seconds + rs_s > bwd[k]) comm_bound += bwd[k];
+    }
+    s.windows.rebound_s[size_t(comm_resource(dp, gather))] += ga * comm_bound;
+    exposed += gather.seconds;   // the first block's gather has nothing to hide under
+    // The compute that hid these gathers cannot hide other transfers too.
+    s.windows.forward_s = std::max(0.0, s.windows.forward_s - ga * hidden_fwd);
+    s.windows.backward_s = std::max(0.0, s.windows.backward_s - hidden_bwd);
+    s.ledger.add("ZeRO-3 parameter gathers and gradient reduce-scatters (exposed)", ga * exposed, comm_resource(dp, gather));
+    s.comm_busy_s += ga * double(fwd.size()) * (2 * gather.seconds + rs.seconds);
+}
+
+// DDP / ZeRO-1/2: one gradient all-reduce (or reduce-scatter) per step, in buckets that overlap the last
+// micro-batch's backward; the last bucket is always exposed.
+void schedule_gradient_sync(Schedule& s, const ScheduleInputs& in) {
+    const Job& job = in.job;
+    const CommGroup& dp = in.groups.dp;
+    const int64_t zero = job.spec.parallel.zero;
+    const double trainable_stage = in.mem.trainable_params / double(job.spec.parallel.pp) / double(job.spec.parallel.tp);
+    const double grad_bytes = trainable_stage * in.set.grad_bytes;
+    const Collective op = zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
+    const CollectiveCost cc = collective_cost(op, grad_bytes, dp);
+    // DDP's bucket_cap_mb, or DeepSpeed's reduce_bucket_size for ZeRO-1/2 (framework profile).
+    const double bucket_bytes = zero >= 1 ? job.framework.zero_bucket_elements * in.set.grad_bytes : kDdpBucketBytes;
+    const double bucket = std::min(1.0, bucket_bytes / std::max(1.0, grad_bytes));
+    const double last_bucket = cc.seconds * bucket;
+    const double exposed = last_bucket + s.windows.hide_under_backward(cc.seconds - last_bucket, comm_resource(dp, cc));
+    s.ledger.add("data-parallel gradient sync (exposed)", exposed, comm_resource(dp, cc));
+    s.comm_busy_s += cc.seconds;
+    // DeepSpeed gathers the updated parameter partitions after every step, offloaded or not
+    // (ZeroOptimizer.step -> all_gather_dp_groups, deepspeed/runtime/zero/stage_1_and_2.py).
+    if (zero >= 1) {
+        const CollectiveCost ag = collective_cost(Collective::all_gather, trainable_stage * in.set.bytes.weight_compute, dp);
+        s.ledger.add("ZeRO parameter all-gather after the step", ag.seconds, comm_resource(dp, ag));
+        s.comm_busy_s += ag.seconds;
+    }
+}
+
+// Bytes per trainable parameter the optimizer step reads and writes.
+double optimizer_bytes_per_param(const ScheduleInputs& in) {
+    const TrainingSetup& set = in.set;
+    const bool foreach_step = in.job.framework.optimizer_step == OptimizerStepImpl::foreach;
+    switch (in.job.spec.train.optimizer) {
+        case Optimizer::sgd: return 3 * set.trainable_storage_bytes;
+        case Optimizer::sgd_momentum:
+        case Optimizer::lion: return 5 * std::max(set.state_bytes, set.trainable_storage_bytes);
+        case Optimizer::adamw_8bit:
+        case Optimizer::paged_adamw_8bit: return 3 * set.trainable_storage_bytes + 4;
+        default:
+            // fused AdamW reads param, grad, m, v and writes param, m, v; torch's foreach AdamW makes eight
+            // passes (lerp, mul, addcmul, sqrt, div, add, addcdiv, weight-decay mul): about 20 element accesses.
+            return (foreach_step ? 20.0 : 7.0) * std::max(set.state_bytes, set.trainable_storage_bytes) +
+                   set.master_bytes_per_param * 2;
+    }
+}
+
+double trainable_params_here(const ScheduleInputs& in) {
+    const ParallelSpec& par = in.job.spec.parallel;
+    return in.mem.trainable_params / double(par.pp) / double(par.tp) / double(par.zero >= 1 ? par.dp : 1);
+}
+
+double node_gpus(const SystemSpec& sys) {
+    return double(std::min<int64_t>(sys.devices_per_node, sys.total_devices()));
+}
+
+// ZeRO-Offload: gradients down and parameters up over each GPU's path to host memory, all GPUs of a node at once.
+void schedule_offload_transfers(Schedule& s, const ScheduleInputs& in, double trainable_here) {
+    const SystemSpec& sys = in.job.system;
+    if (sys.components.empty()) return;
+    SystemSpec scaled = sys;
+    for (auto& l : scaled.links)
+        if (l.link.name.rfind("pcie", 0) == 0) l.link.bandwidth_GBps *= in.scale[Resource::pcie];
+    const Topology topo(scaled);
+    std::vector<Flow> down, up;
+    for (int gi = 0; gi < int(node_gpus(sys)); ++gi) {
+        const int gc = topo.gpu(gi);
+        if (gc < 0) continue;
+        const int host = topo.host_memory_near(gc);
+        if (host < 0) continue;
+        down.push_back({gc, host, trainable_here * in.set.grad_bytes});
+        up.push_back({host, gc, trainable_here * in.set.bytes.weight_compute});
+    }
+    double d2h = 0, h2d = 0;
+    for (const auto& r : share_links(topo, down)) d2h = std::max(d2h, r.seconds);
+    for (const auto& r : share_links(topo, up)) h2d = std::max(h2d, r.seconds);
+    s.ledger.add("offload: gradients to host (exposed)", s.windows.hide_under_backward(d2h, Resource::pcie), Resource::pcie);
+    s.ledger.add("offload: parameters to GPU", h2d, Resource::pcie);
+    s.comm_busy_s += d2h + h2d;
+}
+
+}  // namespace
+
+void Ledger::add(const std::string& phase, double seconds, Resource r) {
+    if (!(seconds > 0)) return;
+    for (auto& p : phases_)
+        if (p.phase == phase && p.resource == r) {
+            p.seconds += seconds;
+            return;
+        }
+    phases_.push_back({phase, seconds, r});
+}
+
+CommGroups build_comm_groups(const Job& job) {
+    const ParallelSpec& par = job.spec.parallel;
+    const SystemSpec& sys = job.system;
+    const int gpn = sys.devices_per_node;
+    auto per_node = [&](int64_t inner, int64_t size) {   // ranks of a group on one node, Megatron order tp-cp-dp-pp
+        const int64_t span = std::max<int64_t>(1, int64_t(gpn) / std::max<int64_t>(1, inner));
+        return int(std::max<int64_t>(1, std::min<int64_t>(size, span)));
+    };
+    CommGroups g;
+    if (sys.cpu_only) return g;
+    if (par.tp > 1) g.tp = comm_group(sys, int(par.tp), int(std::min<int64_t>(par.tp, gpn)));
+    if (par.cp > 1) g.cp = comm_group(sys, int(par.cp), per_node(par.tp, par.cp));
+    if (par.dp > 1) g.dp = comm_group(sys, int(par.dp), per_node(par.tp * par.cp, par.dp));
+    if (par.pp > 1) g.pp = comm_group(sys, 2, per_node(par.tp * par.cp * par.dp, 2));
+    if (par.ep > 1) g.ep = comm_group(sys, int(par.ep), per_node(par.tp, par.ep));
+    return g;
+}
+
+CommGroups scaled_comm_groups(const CommGroups& base, const ResourceScale& s) {
+    auto scaled = [&](CommGroup g) {
+        g.intra_bus_GBps *= g.intra_nvlink ? s[Resource::gpu_interconnect] : s[Resource::pcie];
+        g.nic_GBps *= s[Resource::network];
+        return g;
+    };
+    return CommGroups{scaled(base.tp), scaled(base.dp), scaled(base.pp), scaled(base.cp), scaled(base.ep)};
+}
+
+Resource comm_resource(const CommGroup& g, const CollectiveCost& cost) {
+    if (g.nodes > 1 && cost.network_bound) return Resource::network;
+    return g.intra_nvlink ? Resource::gpu_interconnect : Resource::pcie;
+}
+
+double OverlapWindows::hide_under_backward(double transfer_s, Resource r) {
+    const double hidden = std::min(transfer_s, backward_s);
+    backward_s -= hidden;
+    if (transfer_s > hidden) rebound_s[size_t(r)] += hidden;
+    return transfer_s - hidden;
+}
+
+void schedule_compute(Schedule& s, const ScheduleInputs& in) {
+    const ParallelSpec& par = in.job.spec.parallel;
+    const Work& F = in.stage.forward;
+    const Work& Bw = in.stage.backward;
+    const Work& RC = in.stage.recompute;
+    const double ga = in.grad_accumulation;
+    Ledger& l = s.ledger;
+    l.add("forward matmuls", ga * F.matmul_s, Resource::compute);
+    l.add("forward attention", ga * F.attention_s, Resource::compute);
+    l.add("forward elementwise and memory-bound kernels", ga * F.memory_s, Resource::memory_bandwidth);
+    l.add("backward matmuls", ga * Bw.matmul_s, Resource::compute);
+    l.add("backward attention", ga * Bw.attention_s, Resource::compute);
+    l.add("backward elementwise and memory-bound kernels", ga * Bw.memory_s, Resource::memory_bandwidth);
+    l.add("recompute: matmuls and attention", ga * (RC.matmul_s + RC.attention_s), Resource::compute);
+    l.add("recompute: elementwise kernels", ga * RC.memory_s, Resource::memory_bandwidth);
+    l.add("QLoRA weight dequantisation", ga * (F.dequant_s + Bw.dequant_s + RC.dequant_s), Resource::memory_bandwidth);
+    l.add(in.job.system.cpu_only ? "framework per-op overhead" : "GPU idle waiting for kernel launches", ga * in.stage.launch_idle_s(),
+          Resource::launch_overhead);
+    // pp-1 micro-batch slots idle per step (GPipe / 1F1B), divided by the virtual stages when interleaved.
+    const double virtual_stages = par.pp_schedule == PipelineSchedule::interleaved ? double(std::max<int64_t>(1, par.virtual_stages)) : 1.0;
+    const double bubble_slots = par.pp > 1 ? double(par.pp - 1) / virtual_stages : 0.0;
+    l.add("pipeline bubble", bubble_slots * in.stage.wall_s, Resource::pipeline_bubble);
+    s.windows.backward_s = Bw.gpu_seconds() + RC.gpu_seconds();
+    s.windows.forward_s = ga * F.gpu_seconds();
+}
+
+// Tensor parallel: two all-reduces (or reduce-scatter + all-gather with sequence parallel) of the activations
+// per block forward and two backward, on the critical path (Megatron-LM, Shoeybi et al. 2019).
+void schedule_tensor_parallel(Schedule& s, const ScheduleInputs& in) {
+    if (in.job.spec.parallel.tp <= 1) return;
+    const double bytes = in.tokens_per_gpu * double(in.job.model.hidden) * in.set.bytes.act;
+    const CollectiveCost cc = collective_cost(Collective::all_reduce, bytes, in.groups.tp);
+    const bool full_recompute = in.stage.recompute.gpu_seconds() > 0 && in.job.spec.train.recompute == Recompute::full;
+    const double per_mb = cc.seconds * 4 * layers_per_stage(in.job) * (full_recompute ? 1.5 : 1.0);
+    s.ledger.add("tensor-parallel all-reduces", in.grad_accumulation * per_mb, comm_resource(in.groups.tp, cc));
+    s.comm_busy_s += in.grad_accumulation * per_mb;
+}
+
+// Context parallel: ring exchange of k/v chunks, hidden under the attention of the previous chunk.
+void schedule_context_parallel(Schedule& s, const ScheduleInputs& in) {
+    const ParallelSpec& par = in.job.spec.parallel;
+    if (par.cp <= 1) return;
+    const double kv_bytes = in.tokens_per_gpu * 2 * double(in.job.model.layers.front().kv_dim()) / double(par.tp) * in.set.bytes.act;
+    const CollectiveCost cc = collective_cost(Collective::send_recv, kv_bytes, in.groups.cp);
+    const double fwd_comm = cc.seconds * double(par.cp - 1) * layers_per_stage(in.job);
+    const double exposed = std::max(0.0, fwd_comm - in.stage.attention_forward_s) +
+                           std::max(0.0, 2 * fwd_comm - in.stage.attention_backward_s);
+    s.ledger.add("context-parallel k/v exchange (exposed)", in.grad_accumulation * exposed, comm_resource(in.groups.cp, cc));
+    s.comm_busy_s += in.grad_accumulation * 3 * fwd_comm;
+}
+
+// Expert parallel: all-to-all dispatch and combine, forward and backward.
+void schedule_expert_parallel(Schedule& s, const ScheduleInputs& in) {
+    const ParallelSpec& par = in.job.spec.parallel;
+    if (par.ep <= 1) return;
+    const LayerSpec& l0 = in.job.model.layers.front();
+    const double bytes = in.tokens_per_gpu * double(l0.experts_per_token) * double(in.job.model.hidden) * in.set.bytes.act;
+    const CollectiveCost cc = collective_cost(Collective::all_to_all, bytes, in.groups.ep);
+    double moe_layers = 0;
+    for (const auto& l : in.job.model.layers) moe_layers += l.experts > 0;
+    const double per_mb = 4 * cc.seconds * moe_layers / double(par.pp);
+    s.ledger.add("expert-parallel all-to-all", in.grad_accumulation * per_mb, comm_resource(in.groups.ep, cc));
+    s.comm_busy_s += in.grad_accumulation * per_mb;
+}
+
+// Pipeline: activations to the next stage and gradients back, per micro-batch.
+void schedule_pipeline_transfers(Schedule& s, const ScheduleInputs& in) {
+    if (in.job.spec.parallel.pp <= 1) return;
+    const double bytes = in.tokens_per_gpu * double(in.job.model.hidden) * in.set.bytes.act;
+    const CollectiveCost cc = collective_cost(Collective::send_recv, bytes, in.groups.pp);
+    s.ledger.add("pipeline send/recv", 2 * in.grad_accumulation * cc.seconds, comm_resource(in.groups.pp, cc));
+    s.comm_busy_s += 2 * in.grad_accumulation * cc.seconds;
+}
+
+void schedule_data_parallel(Schedule& s, const ScheduleInputs& in) {
+    const ParallelSpec& par = in.job.spec.parallel;
+    if (par.dp <= 1) return;
+    if (par.zero >= 3) schedule_fully_sharded(s, in);
+    else schedule_gradient_sync(s, in);
+}
+
+void schedule_socket_gradient_exchange(Schedule& s, const ScheduleInputs& in) {
+    const ParallelSpec& par = in.job.spec.parallel;
+    if (par.dp <= 1) return;
+    double link_GBps = 0;
+    for (const auto& l : in.job.system.links) link_GBps = std::max(link_GBps, l.link.bandwidth_GBps * l.link.achievable_fraction);
+    if (link_GBps <= 0) return;
+    const double bytes = in.mem.trainable_params * in.set.grad_bytes;
+    const double n = double(par.dp);
+    const double seconds = 2 * (n - 1) / n * bytes / (link_GBps * 1e9 * in.scale[Resource::host_memory]);   // ring
+    s.ledger.add("gradient all-reduce between sockets", seconds, Resource::host_memory);
+}
+
+void schedule_optimizer_step(Schedule& s, const ScheduleInputs& in) {
+    const double trainable_here = trainable_params_here(in);
+    if (in.job.spec.offload.optimizer == OffloadTarget::none) {
+        const double seconds = memory_bound_seconds(trainable_here * optimizer_bytes_per_param(in), in.rates) /
+                               in.scale[Resource::memory_bandwidth];
+        s.ledger.add("optimizer step", seconds, Resource::memory_bandwidth);
+        return;
+    }
+    // ZeRO-Offload: fp32 Adam on the host, bounded by DDR bandwidth shared by the node's GPUs (Ren et al. 2021).
+    const SystemSpec& sys = in.job.system;
+    const double host_Bps = double(sys.sockets) * sys.host_cpu.memory_bandwidth_GBps * 1e9 * kCpuStreamFraction *
+                            in.scale[Resource::host_memory];
+    const double cpu_s = host_Bps > 0 ? trainable_here * 28.0 * node_gpus(sys) / host_Bps : 0;
+    s.ledger.add("CPU optimizer step (offloaded)", cpu_s, Resource::host_memory);
+    schedule_offload_transfers(s, in, trainable_here);
+}
+
+// Parameters (ZeRO-Infinity) and saved activations stream over the host link per micro-batch, prefetched under
+// compute; only the excess shows.
+void schedule_offload_streams(Schedule& s, const ScheduleInputs& in) {
+    const JobSpec& js = in.job.spec;
+    if (js.offload.params == OffloadTarget::none && js.offload.activations == OffloadTarget::none) return;
+    const SystemSpec& sys = in.job.system;
+    LinkSpec host_link;
+    host_link.bandwidth_GBps = 0;
+    for (const auto& l : sys.links)
+        if (l.link.name.rfind("pcie", 0) == 0) host_link = l.link;
+    if (host_link.bandwidth_GBps <= 0) return;
+    host_link.bandwidth_GBps *= in.scale[Resource::pcie] /
+                                std::max(1.0, double(sys.devices_per_node) / double(std::max(1, sys.sockets)) / 2);
+    double bytes = 0;
+    // ZeRO-Infinity: each GPU fetches its own shard from the host per pass (forward and backward); the other
+    // shards arrive through the gathers counted above.
+    if (js.offload.params != OffloadTarget::none) bytes += 2 * in.mem.params_per_gpu * in.set.bytes.weight_compute;
+    if (js.offload.activations != OffloadTarget::none) bytes += 2 * in.mem.breakdown.activations_bytes;
+    const double ga = in.grad_accumulation;
+    const double t = host_copy_seconds(bytes, host_link, true);
+    // Streams under the forward of every micro-batch and under what is left of the backward window.
+    const double window = s.windows.forward_s + s.windows.backward_s;
+    if (ga * t > window) s.windows.rebound_s[size_t(Resource::pcie)] += window;
+    s.windows.backward_s = std::max(0.0, s.windows.backward_s - ga * t);
+    s.ledger.add("offload: parameters/activations over PCIe (exposed)", std::max(0.0, ga * t - window), Resource::pcie);
+    s.comm_busy_s += ga * t;
+}
+
+Schedule schedule_step(const ScheduleInputs& in) {
+    Schedule s;
+    schedule_compute(s, in);
+    if (!in.job.system.cpu_only) {
+        schedule_tensor_parallel(s, in);
+        schedule_context_parallel(s, in);
+        schedule_expert_parallel(s, in);
+        schedule_pipeline_transfers(s, in);
+        schedule_data_parallel(s, in);
+    } else {
+        schedule_socket_gradient_exchange(s, in);
+    }
+    schedule_optimizer_step(s, in);
+    schedule_offload_streams(s, in);
+    return s;
+}
+
+}  // namespace ftb

@@ -1,0 +1,381 @@
+// The work builder (work_builder.hpp): blocks -> kernels with their time on this device.
+#include "timing/work_builder.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ftb {
+
+Work& Work::operator+=(const Work& o) {
+    matmul_s += o.matmul_s, attention_s += o.attention_s, memory_s += o.memory_s, dequant_s += o.dequant_s;
+    kernels += o.kernels, flops += o.flops;
+    return *this;
+}
+
+namespace {
+
+Dtype gemm_dtype(Precision p) {
+    switch (p) {
+        case Precision::fp32: return Dtype::fp32;
+        case Precision::tf32: return Dtype::tf32;
+        case Precision::fp16: return Dtype::fp16;
+        case Precision::bf16: return Dtype::bf16;
+        case Precision::fp8: return Dtype::fp8;
+    }
+    return Dtype::bf16;
+}
+
+// Matmul time factor of the framework on this architecture (FrameworkProfile::matmul_time_factor); an
+// architecture without its own figure takes its predecessor's (Ada from Ampere, Blackwell from Hopper).
+double matmul_time_factor(const FrameworkProfile& fw, GpuArch arch) {
+    auto find = [&](GpuArch a) -> double {
+        for (const auto& [name, f] : fw.matmul_time_factor)
+            if (name == to_string(a)) return f;
+        return 0;
+    };
+    double f = find(arch);
+    if (f <= 0 && arch == GpuArch::ada) f = find(GpuArch::ampere);
+    if (f <= 0 && arch == GpuArch::blackwell) f = find(GpuArch::hopper);
+    return f > 0 ? f : 1.0;
+}
+
+double dequant_seconds(const WorkContext& c, double weight_elements) {
+    const double bytes = weight_elements * (c.set.quant_bytes_per_param + c.act_bytes);
+    return memory_bound_seconds(bytes, c.rates) / c.scale[Resource::memory_bandwidth];
+}
+
+// Forward GEMM, backward dgrad (when the input needs a gradient) and wgrad (when the weight trains).
+void add_base_matmuls(LayerWork& w, const WorkContext& c, double tokens, double in, double out, double count,
+                      bool trains, bool needs_grad) {
+    add_gemm(w.forward, c, tokens, out, in, count);
+    if (needs_grad) add_gemm(w.backward, c, tokens, in, out, count);   // dgrad
+    if (trains) add_gemm(w.backward, c, in, out, tokens, count);       // wgrad
+}
+
+// LoRA A (in x r) and B (r x out): forward through both, dgrad through B and A, wgrad of B and A.
+void add_lora_matmuls(LayerWork& w, const WorkContext& c, double tokens, double in, double out, double count) {
+    const double r = double(c.job.spec.train.lora.rank);
+    add_gemm(w.forward, c, tokens, r, in, count), add_gemm(w.forward, c, tokens, out, r, count);
+    add_gemm(w.backward, c, tokens, in, r, count), add_gemm(w.backward, c, tokens, r, out, count);
+    add_gemm(w.backward, c, r, out, tokens, count), add_gemm(w.backward, c, in, r, tokens, count);
+}
+
+// A projection of the block (q, k, v, o, or a dense FFN linear), with its adapter and QLoRA dequantisation.
+void add_linear(LayerWork& w, const WorkContext& c, double tokens, double in, double out, double count,
+                bool adapted, bool trains, bool needs_grad) {
+    add_base_matmuls(w, c, tokens, in, out, count, trains, needs_grad);
+    if (adapted) {
+        add_lora_matmuls(w, c, tokens, in, out, count);
+        // dropout on the adapter input, scaling and the add into the base output
+        const double dropout = c.job.spec.train.lora.dropout > 0 ? (2 * c.act_bytes + 1) * in : 0;
+        add_memory_bound(w.forward, c, tokens * count * (dropout + 5 * c.act_bytes * out), c.compiled ? 1 : 3 * count);
+        add_memory_bound(w.backward, c, 2 * tokens * count * (dropout + 5 * c.act_bytes * out), c.compiled ? 1 : 4 * count);
+    }
+    if (c.job.spec.train.method == Method::qlora) {
+        // bitsandbytes dequantises the whole weight for every use: read 4-bit + constants, write 16-bit.
+        w.forward.dequant_s += dequant_seconds(c, in * out * count);
+        w.backward.dequant_s += dequant_seconds(c, in * out * count);
+        w.forward.kernels += count, w.backward.kernels += count;
+    }
+}
+
+// An expert's linear: it sees its routed tokens; `experts` of them live on this GPU.
+void add_expert_linear(LayerWork& w, const WorkContext& c, double tokens, double in, double out, double experts,
+                       bool adapted, bool trains, bool needs_grad) {
+    add_base_matmuls(w, c, tokens, in, out, experts, trains, needs_grad);
+    if (adapted) add_lora_matmuls(w, c, tokens, in, out, experts);
+    if (c.job.spec.train.method == Method::qlora) {
+        w.forward.dequant_s += dequant_seconds(c, in * out * experts);
+        w.backward.dequant_s += dequant_seconds(c, in * out * experts);
+    }
+}
+
+void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, double tokens, bool trains, bool needs_grad) {
+    const double h = double(l.hidden), q = double(l.q_dim()), kv = double(l.kv_dim()), i = double(l.ffn_intermediate);
+    const double tp = c.tp;
+    const uint32_t lora = c.set.adapters ? c.set.lora_mask : 0;
+    auto linear = [&](double in, double out, double count, uint32_t bits) {
+        add_linear(w, c, tokens, in, out, count, lora & bits, trains, needs_grad);
+    };
+    const int attention_sets = l.cross_attention ? 2 : 1;
+    for (int s = 0; s < attention_sets; ++s) {
+        if (c.fused_qkv) linear(h, (q + 2 * kv) / tp, 1, kQ | kK | kV);
+        else {
+            linear(h, q / tp, 1, kQ);
+            linear(h, kv / tp, 1, kK);
+            linear(h, kv / tp, 1, kV);
+        }
+        linear(q / tp, h, 1, kO);
+    }
+    double expert_tokens = tokens, experts_here = 1;
+    if (l.experts > 0) {
+        const double ep = double(c.job.spec.parallel.ep);
+        experts_here = double(l.experts) / ep;
+        expert_tokens = tokens * double(l.experts_per_token) * ep / double(l.experts);   // balanced routing
+        add_gemm(w.forward, c, tokens, double(l.experts), h);                             // router
+        if (needs_grad) add_gemm(w.backward, c, tokens, h, double(l.experts));
+    }
+    auto expert_linear = [&](double in, double out, uint32_t bits) {
+        add_expert_linear(w, c, expert_tokens, in, out, experts_here, lora & bits, trains, needs_grad);
+    };
+    if (l.ffn_kind == FfnKind::gated) expert_linear(h, i / tp, kGate);
+    expert_linear(h, i / tp, kUp);
+    expert_linear(i / tp, h, kDown);
+    if (l.shared_expert_intermediate > 0) {
+        const double s = double(l.shared_expert_intermediate);
+        linear(h, s / tp, 2, kGate | kUp);
+        linear(s / tp, h, 1, kDown);
+    }
+}
+
+// Eager attention materialises scores and probabilities: two batched GEMMs and a softmax over heads x T x keys.
+void add_eager_attention(LayerWork& w, const LayerSpec& l, const WorkContext& c, double tokens, double keys,
+                         bool needs_grad) {
+    const double heads = double(l.heads) / c.tp;
+    add_gemm(w.forward, c, tokens, keys, double(l.head_dim), heads);
+    add_gemm(w.forward, c, tokens, double(l.head_dim), keys, heads);
+    if (needs_grad) {
+        add_gemm(w.backward, c, tokens, keys, double(l.head_dim), 2 * heads);
+        add_gemm(w.backward, c, tokens, double(l.head_dim), keys, 2 * heads);
+    }
+    const double score_bytes = tokens * heads * keys * (c.act_bytes + 4 + 4 + c.act_bytes);   // write, fp32 softmax, cast
+    add_memory_bound(w.forward, c, score_bytes, 4);
+    if (needs_grad) add_memory_bound(w.backward, c, 2 * score_bytes, 4);
+}
+
+// A fused attention kernel at its generation's efficiency of the bf16 peak.
+void add_fused_attention(LayerWork& w, const WorkContext& c, double flops, bool needs_grad) {
+    const double peak = c.rates.peak_flops[size_t(Dtype::bf16)] > 0 ? c.rates.peak_flops[size_t(Dtype::bf16)]
+                                                                     : c.rates.peak_flops[size_t(c.dt)];
+    const double eff = c.rates.cpu ? 0.5 : attention_efficiency(c.rates.arch, c.job.framework.attention_kernel);
+    w.forward.attention_s += flops / (peak * eff) / c.scale[Resource::compute];
+    w.forward.flops += flops;
+    w.forward.kernels += 1;
+    if (needs_grad) {
+        w.backward.attention_s += kAttentionBackwardFlopsFactor * flops / (peak * eff) / c.scale[Resource::compute];
+        w.backward.flops += kAttentionBackwardFlopsFactor * flops;
+        w.backward.kernels += 2;
+    }
+}
+
+// The attention core of the block; returns its forward FLOPs (selective recompute repeats them).
+double add_attention_core(LayerWork& w, const LayerSpec& l, const WorkContext& c, double tokens, double seq,
+                          bool needs_grad) {
+    const double keys = l.sliding_window > 0 ? std::min(seq, double(l.sliding_window)) : seq;
+    const double causal = l.is_encoder ? 1.0 : 0.5;
+    const int attention_sets = l.cross_attention ? 2 : 1;
+    double forward_flops = 0;
+    for (int s = 0; s < attention_sets; ++s) {
+        const double flops = 4.0 * tokens * keys * double(l.q_dim()) / c.tp * (s == 1 ? 1.0 : causal);
+        forward_flops += flops;
+        if (c.job.spec.train.attention == Attention::eager) add_eager_attention(w, l, c, tokens, keys, needs_grad);
+        else add_fused_attention(w, c, flops, needs_grad);
+    }
+    return forward_flops;
+}
+
+// Norms, rotary, residual adds, activation, dropout, autocast casts, MoE permutes: bytes and kernels per token.
+void add_block_elementwise(LayerWork& w, const LayerSpec& l, const ModelSpec& m, const WorkContext& c,
+                           double tokens, bool needs_grad) {
+    const double h = double(l.hidden), q = double(l.q_dim()), kv = double(l.kv_dim()), i = double(l.ffn_intermediate);
+    const double B = c.act_bytes, R = c.resid_bytes, tp = c.tp;
+    double bytes = 0, kernels = 0;
+    const bool eager_rms = m.norm == NormKind::rmsnorm && !c.fused_norm && !c.compiled;
+    bytes += l.norms * (eager_rms ? (R + 28 + 3 * B) : (R + B)) * h;
+    kernels += l.norms * (eager_rms ? 7 : 1);
+    const double sublayers = l.parallel_attn_mlp ? 1 : (l.cross_attention ? 3 : 2);
+    bytes += sublayers * 3 * R * h;
+    kernels += sublayers;
+    if (m.position == PositionKind::rotary) {
+        const bool fused_rope = c.compiled || c.fused_norm;
+        bytes += (fused_rope ? 2 : 7) * B * (q + kv) / tp;
+        kernels += fused_rope ? 1 : 10;
+    }
+    bytes += 2 * B * q / tp;   // attention output layout copy
+    kernels += c.compiled ? 0 : 2;
+    const double ffn_i = i / tp * (l.experts > 0 ? double(l.experts_per_token) : 1.0);
+    if (l.ffn_kind == FfnKind::gated) bytes += (c.compiled ? 3 : 5) * B * ffn_i, kernels += c.compiled ? 1 : 2;
+    else bytes += 2 * B * ffn_i, kernels += 1;
+    if (m.hidden_dropout > 0) bytes += sublayers * (2 * R + 1) * h, kernels += sublayers;
+    if (c.set.bytes.autocast) {
+        // autocast casts every linear's fp32 input to the compute dtype, per call
+        const double casts = (c.fused_qkv ? 1 : 3) + (l.ffn_kind == FfnKind::gated ? 2 : 1);
+        bytes += casts * (R + B) * h;
+        kernels += c.compiled ? 0 : casts;
+    }
+    if (l.experts > 0) bytes += 4 * B * h * double(l.experts_per_token), kernels += 6;   // permute / unpermute
+    add_memory_bound(w.forward, c, tokens * bytes, kernels);
+    if (needs_grad) add_memory_bound(w.backward, c, 2 * tokens * bytes, 2 * kernels);
+}
+
+// Full recompute repeats the forward; selective recompute repeats the attention core only.
+void set_recompute(LayerWork& w, Recompute mode, double attention_forward_flops) {
+    if (mode == Recompute::full) w.recompute = w.forward;
+    else if (mode == Recompute::selective) {
+        w.recompute.attention_s = w.forward.attention_s;
+        w.recompute.flops = attention_forward_flops;
+        w.recompute.kernels = 1;
+    }
+}
+
+// Output head and loss (last stage): projection to the vocabulary, cross-entropy, final norm.
+void add_head_and_loss(Work& fwd, Work& bwd, const WorkContext& c, double tokens) {
+    const ModelSpec& m = c.job.model;
+    const TrainSpec& tr = c.job.spec.train;
+    const double V = double(m.vocab) / c.tp, h = double(m.hidden);
+    add_gemm(fwd, c, tokens, V, h);
+    add_gemm(bwd, c, tokens, h, V);
+    if (c.set.full) add_gemm(bwd, c, h, V, tokens);
+    double loss_bytes;   // per token, forward + backward
+    switch (tr.loss) {
+        case LossImpl::fp32_upcast: loss_bytes = 32 * V; break;   // cast, log-softmax, nll and their backward in fp32
+        case LossImpl::fused: loss_bytes = 8 * V; break;
+        default: loss_bytes = (c.set.bytes.autocast ? 32 : 8 * c.act_bytes) * V; break;
+    }
+    const double loss_kernels = tr.loss == LossImpl::chunked ? 10 * std::ceil(tokens / 128) : 10;
+    add_memory_bound(fwd, c, tokens * loss_bytes / 3, loss_kernels / 2);
+    add_memory_bound(bwd, c, tokens * loss_bytes * 2 / 3, loss_kernels / 2);
+    add_memory_bound(fwd, c, tokens * (c.resid_bytes + c.act_bytes) * h * 2, 2);   // final norm
+    add_memory_bound(bwd, c, tokens * (c.resid_bytes + c.act_bytes) * h * 4, 4);
+}
+
+// Embedding lookup (first stage), and its gradient when it trains.
+void add_embedding(Work& fwd, Work& bwd, const WorkContext& c, double tokens) {
+    const double h = double(c.job.model.hidden);
+    add_memory_bound(fwd, c, tokens * (8 + c.resid_bytes * h), 1);
+    if (c.set.full && c.set.first_trainable_layer == 0) add_memory_bound(bwd, c, tokens * 8 * h, 2);
+}
+
+bool same_shape(const LayerSpec& a, const LayerSpec& b) {
+    return a.hidden == b.hidden && a.heads == b.heads && a.kv_heads == b.kv_heads && a.head_dim == b.head_dim &&
+           a.ffn_intermediate == b.ffn_intermediate && a.experts == b.experts && a.cross_attention == b.cross_attention &&
+           a.sliding_window == b.sliding_window && a.norms == b.norms && a.ffn_kind == b.ffn_kind &&
+           a.shared_expert_intermediate == b.shared_expert_intermediate && a.is_encoder == b.is_encoder;
+}
+
+// One stage's blocks [first, last), plus head or embedding where the stage holds them.
+StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t stage, int64_t first, int64_t last) {
+    const ModelSpec& m = c.job.model;
+    const int64_t pp = c.job.spec.parallel.pp;
+    StageWork s;
+    LayerWork cached;
+    const LayerSpec* prev = nullptr;
+    bool prev_trains = false, prev_grad = false;
+    for (int64_t li = first; li < last; ++li) {
+        const LayerSpec& l = m.layers[size_t(li)];
+        const bool trains = c.set.full && li >= c.set.first_trainable_layer;
+        const bool needs_grad = c.set.adapters || li >= c.set.first_trainable_layer;
+        // Blocks of one shape and role cost the same: build each distinct block once.
+        if (!prev || !same_shape(*prev, l) || trains != prev_trains || needs_grad != prev_grad)
+            cached = layer_work(l, m, c, shape.tokens_per_gpu, shape.compute_seq, trains, needs_grad);
+        prev = &l, prev_trains = trains, prev_grad = needs_grad;
+        s.forward += cached.forward, s.backward += cached.backward, s.recompute += cached.recompute;
+        s.attention_forward_s += cached.forward.attention_s, s.attention_backward_s += cached.backward.attention_s;
+        s.layer_forward_s.push_back(cached.forward.gpu_seconds());
+        s.layer_backward_s.push_back(cached.backward.gpu_seconds() + cached.recompute.gpu_seconds());
+    }
+    if (stage == pp - 1) add_head_and_loss(s.forward, s.backward, c, shape.tokens_per_gpu);
+    if (stage == 0) add_embedding(s.forward, s.backward, c, shape.tokens_per_gpu);
+    s.gpu_s = s.forward.gpu_seconds() + s.backward.gpu_seconds() + s.recompute.gpu_seconds();
+    s.host_issue_s = (s.forward.kernels + s.backward.kernels + s.recompute.kernels) * host_seconds_per_kernel(c.job, c.scale) +
+                     double(last - first) * c.job.framework.host_overhead_per_block_us * 1e-6 /
+                         c.scale[Resource::launch_overhead];
+    s.wall_s = c.job.system.cpu_only ? s.host_issue_s : std::max(0.0, s.host_issue_s - s.gpu_s) + s.gpu_s;
+    return s;
+}
+
+}  // namespace
+
+WorkContext make_work_context(const Job& job, const TrainingSetup& set, const DeviceRates& rates,
+                              const ResourceScale& scale) {
+    const TrainSpec& tr = job.spec.train;
+    return WorkContext{job, set, rates, scale, gemm_dtype(tr.precision), double(job.spec.parallel.tp),
+                       set.bytes.act, set.bytes.residual, tr.compile, job.framework.fused_norm, set.fused_qkv,
+                       job.system.cpu_only ? 1.0 : 1.0 / matmul_time_factor(job.framework, rates.arch)};
+}
+
+void add_gemm(Work& w, const WorkContext& c, double m, double n, double k, double count) {
+    if (m < 1 || n < 1 || k < 1 || count <= 0) return;
+    const GemmEstimate e = gemm_estimate(int64_t(std::ceil(m)), int64_t(std::ceil(n)), int64_t(std::ceil(k)), c.dt, c.rates);
+    if (e.memory_bound) w.memory_s += count * e.seconds / c.scale[Resource::memory_bandwidth];
+    else w.matmul_s += count * e.seconds / (c.scale[Resource::compute] * c.sustained);
+    w.kernels += count;
+    w.flops += 2.0 * m * n * k * count;
+}
+
+void add_memory_bound(Work& w, const WorkContext& c, double bytes, double kernels) {
+    w.memory_s += memory_bound_seconds(bytes, c.rates) / c.scale[Resource::memory_bandwidth];
+    w.kernels += kernels;
+}
+
+// FlashAttention-2 reaches "50-73% of the theoretical maximum FLOPs/s on A100" (Dao 2023, FlashAttention-2,
+// abstract); on H100 it reaches "only 35% utilization" (Shah et al. 2024, FlashAttention-3, abstract).
+// FlashAttention-2 is "around 2x faster than FlashAttention" (Dao 2023, abstract); FlashAttention-3 reaches
+// "up to 75% utilization" in BF16 on H100 (Shah et al. 2024, abstract).
+double attention_efficiency(GpuArch arch, int kernel_generation) {
+    const bool hopper_or_newer = arch == GpuArch::hopper || arch == GpuArch::blackwell;
+    double fa2 = 0.35;
+    if (arch == GpuArch::ampere || arch == GpuArch::ada) fa2 = 0.6;   // middle of the 50-73% range
+    if (kernel_generation == 1) return fa2 / 2;
+    if (kernel_generation == 3 && hopper_or_newer) return 0.75;
+    return fa2;
+}
+
+LayerWork layer_work(const LayerSpec& l, const ModelSpec& m, const WorkContext& c, double tokens, double seq,
+                     bool trains, bool needs_grad) {
+    LayerWork out;
+    add_projections(out, l, c, tokens, trains, needs_grad);
+    const double attention_forward_flops = add_attention_core(out, l, c, tokens, seq, needs_grad);
+    add_block_elementwise(out, l, m, c, tokens, needs_grad);
+    if (!needs_grad) {
+        out.backward = Work{};
+        return out;
+    }
+    set_recompute(out, c.job.spec.train.recompute, attention_forward_flops);
+    return out;
+}
+
+// Padded batches run on the longest sequence of the batch: one sequence runs on its own length; for more, the
+// expected longest of b lengths drawn uniformly on [0, 2*avg] (mean avg) is 2*avg*b/(b+1), capped at seq_len
+// (an assumption: the length distribution is not in the job).
+MicroBatchShape micro_batch_shape(const Job& job) {
+    const TrainSpec& tr = job.spec.train;
+    MicroBatchShape s;
+    s.real_tokens_per_seq = job.spec.real_tokens_per_sequence();
+    s.compute_seq = double(tr.seq_len);
+    if (!tr.packing && tr.avg_seq_len > 0) {
+        const double b = double(tr.micro_batch);
+        s.compute_seq = b <= 1 ? tr.avg_seq_len : std::min(double(tr.seq_len), 2 * tr.avg_seq_len * b / (b + 1));
+    }
+    s.tokens_per_gpu = double(tr.micro_batch) * s.compute_seq / double(job.spec.parallel.cp);
+    return s;
+}
+
+double host_seconds_per_kernel(const Job& job, const ResourceScale& scale) {
+    return (kKernelLaunchHostSeconds + job.framework.host_overhead_per_kernel_us * 1e-6) / scale[Resource::launch_overhead];
+}
+
+StageWork critical_stage_work(const WorkContext& c, const MicroBatchShape& shape) {
+    const int64_t pp = c.job.spec.parallel.pp;
+    const int64_t L = int64_t(c.job.model.num_layers());
+    const int64_t base = L / pp, extra = L % pp;
+    // Stages in between are like the first (embedding lookups cost little): the first and the last bound the pace.
+    StageWork best;
+    for (int64_t stage = 0; stage < pp; stage = (stage == 0 && pp > 1) ? pp - 1 : pp) {
+        const int64_t first = stage * base + std::min(stage, extra);
+        const int64_t last = first + base + (stage < extra ? 1 : 0);
+        StageWork s = stage_work(c, shape, stage, first, last);
+        const double flops = s.forward.flops + s.backward.flops + s.recompute.flops;
+        (stage == 0 ? best.first_stage_flops : best.last_stage_flops) = flops;
+        // CPU devices run ops synchronously: dispatch overhead adds to the op time instead of hiding under it.
+        const double stage_s = c.job.system.cpu_only ? s.gpu_s + s.host_issue_s : std::max(s.gpu_s, s.host_issue_s);
+        if (stage == 0 || stage_s > std::max(best.gpu_s, best.wall_s)) {
+            const double first_flops = best.first_stage_flops, last_flops = best.last_stage_flops;
+            best = std::move(s);
+            best.first_stage_flops = first_flops, best.last_stage_flops = last_flops;
+        }
+    }
+    return best;
+}
+
+}  // namespace ftb

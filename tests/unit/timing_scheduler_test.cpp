@@ -1,0 +1,128 @@
+// The scheduler alone: hand-made stage work placed on the streams, with numbers worked out by hand.
+#include <gtest/gtest.h>
+
+#include "ftbound/memory.hpp"
+#include "plan_test_util.hpp"
+#include "timing/scheduler.hpp"
+
+namespace ftb {
+namespace {
+
+double phase(const Ledger& l, const std::string& name) {
+    for (const auto& p : l.phases())
+        if (p.phase == name) return p.seconds;
+    return 0;
+}
+
+StageWork stage_of(double fwd_matmul_s, double bwd_matmul_s, double bwd_memory_s, double wall_s) {
+    StageWork s;
+    s.forward.matmul_s = fwd_matmul_s;
+    s.backward.matmul_s = bwd_matmul_s;
+    s.backward.memory_s = bwd_memory_s;
+    s.gpu_s = fwd_matmul_s + bwd_matmul_s + bwd_memory_s;
+    s.wall_s = wall_s;
+    return s;
+}
+
+struct Fixture {
+    Job job;
+    MemoryResult mem;
+    TrainingSetup set;
+    DeviceRates rates;
+    ResourceScale scale;
+    CommGroups groups;
+};
+
+Fixture fixture(const std::vector<std::pair<std::string, std::string>>& sets, int gpus) {
+    Fixture f{plan_test::tiny_job(sets, gpus), {}, {}, {}, {}, {}};
+    f.mem = plan_memory(f.job);
+    f.set = derive_setup(f.job);
+    f.rates = device_rates(f.job.system.device);
+    f.groups = build_comm_groups(f.job);
+    return f;
+}
+
+TEST(TimingScheduler, LedgerAccumulatesOnePhasePerNameAndResourceAndDropsNothingPositive) {
+    Ledger l;
+    l.add("a", 1, Resource::compute);
+    l.add("a", 2, Resource::compute);
+    l.add("a", 4, Resource::network);
+    l.add("b", 0, Resource::compute);
+    l.add("c", -1, Resource::compute);
+    ASSERT_EQ(l.phases().size(), 2u);
+    EXPECT_DOUBLE_EQ(l.phases()[0].seconds, 3);
+    EXPECT_DOUBLE_EQ(l.phases()[1].seconds, 4);
+}
+
+TEST(TimingScheduler, ATransferHidesUnderTheBackwardOnceAndOutlastsItOnTheCriticalPath) {
+    OverlapWindows w;
+    w.backward_s = 3;
+    EXPECT_DOUBLE_EQ(w.hide_under_backward(2, Resource::network), 0);   // fully hidden
+    EXPECT_DOUBLE_EQ(w.backward_s, 1);
+    EXPECT_DOUBLE_EQ(w.rebound_s[size_t(Resource::network)], 0);
+    EXPECT_DOUBLE_EQ(w.hide_under_backward(5, Resource::pcie), 4);      // 1 s hidden, 4 s exposed
+    EXPECT_DOUBLE_EQ(w.backward_s, 0);
+    // The second of compute under the longer transfer ran at the transfer's pace.
+    EXPECT_DOUBLE_EQ(w.rebound_s[size_t(Resource::pcie)], 1);
+}
+
+TEST(TimingScheduler, ComputeRepeatsPerMicroBatchAndThePipelineBubbleIsPMinusOneOverVirtualStages) {
+    // 4 stages, interleaved with 2 virtual stages: (4-1)/2 = 1.5 micro-batch slots idle per step.
+    const Fixture f = fixture({{"parallel.pp", "4"}, {"parallel.pp_schedule", "interleaved"},
+                               {"parallel.virtual_stages", "2"}, {"train.global_batch", "8"},
+                               {"model.num_hidden_layers", "8"}}, 4);
+    const StageWork stage = stage_of(1.0, 2.0, 0.5, 4.0);
+    const ScheduleInputs in{f.job, f.mem, f.set, f.rates, f.scale, f.groups, stage, 8, 8};
+    Schedule s;
+    schedule_compute(s, in);
+    EXPECT_DOUBLE_EQ(phase(s.ledger, "forward matmuls"), 8.0);
+    EXPECT_DOUBLE_EQ(phase(s.ledger, "backward matmuls"), 16.0);
+    EXPECT_DOUBLE_EQ(phase(s.ledger, "backward elementwise and memory-bound kernels"), 4.0);
+    EXPECT_DOUBLE_EQ(phase(s.ledger, "GPU idle waiting for kernel launches"), 8 * 0.5);
+    EXPECT_DOUBLE_EQ(phase(s.ledger, "pipeline bubble"), 1.5 * 4.0);
+    // Transfers can hide under the last micro-batch's backward and every micro-batch's forward.
+    EXPECT_DOUBLE_EQ(s.windows.backward_s, 2.5);
+    EXPECT_DOUBLE_EQ(s.windows.forward_s, 8.0);
+}
+
+TEST(TimingScheduler, ContextParallelExchangeShowsOnlyBeyondTheLocalAttention) {
+    const Fixture f = fixture({{"parallel.cp", "2"}, {"train.seq_len", "64"}, {"train.global_batch", "1"}}, 2);
+    StageWork stage = stage_of(1, 1, 0, 2);
+    Schedule hidden;
+    stage.attention_forward_s = 1, stage.attention_backward_s = 1;   // seconds: far longer than the exchange
+    schedule_context_parallel(hidden, ScheduleInputs{f.job, f.mem, f.set, f.rates, f.scale, f.groups, stage, 32, 1});
+    EXPECT_DOUBLE_EQ(phase(hidden.ledger, "context-parallel k/v exchange (exposed)"), 0);
+    EXPECT_GT(hidden.comm_busy_s, 0);
+    Schedule exposed;
+    stage.attention_forward_s = 0, stage.attention_backward_s = 0;
+    schedule_context_parallel(exposed, ScheduleInputs{f.job, f.mem, f.set, f.rates, f.scale, f.groups, stage, 32, 1});
+    // Nothing to hide under: forward exchange once, backward twice = all the link's busy time.
+    EXPECT_NEAR(phase(exposed.ledger, "context-parallel k/v exchange (exposed)"), exposed.comm_busy_s, 1e-18);
+}
+
+TEST(TimingScheduler, DdpGradientSyncExposesTheLastBucketAndHidesTheRestUnderTheBackward) {
+    const Fixture f = fixture({}, 2);
+    const StageWork stage = stage_of(1, 1, 0, 2);   // a second of backward: the tiny job's gradients hide under it
+    const ScheduleInputs in{f.job, f.mem, f.set, f.rates, f.scale, f.groups, stage, 8, 1};
+    Schedule s;
+    schedule_compute(s, in);
+    schedule_data_parallel(s, in);
+    // 202,048 bf16 gradients = 404 kB fit in one 25 MiB bucket: all of it is the last bucket, exposed.
+    const double exposed = phase(s.ledger, "data-parallel gradient sync (exposed)");
+    EXPECT_GT(exposed, 0);
+    EXPECT_DOUBLE_EQ(exposed, s.comm_busy_s);
+    EXPECT_DOUBLE_EQ(s.windows.backward_s, 1);
+}
+
+TEST(TimingScheduler, ForeachAdamWStreamsTwentyElementAccessesPerParameter) {
+    const Fixture f = fixture({}, 1);
+    const StageWork stage = stage_of(1, 1, 0, 2);
+    Schedule s;
+    schedule_optimizer_step(s, ScheduleInputs{f.job, f.mem, f.set, f.rates, f.scale, f.groups, stage, 8, 1});
+    // generic profile: torch's foreach AdamW; pure bf16 keeps parameters and both states in 2 bytes, no master
+    // copy: 20 accesses x 2 B = 40 B per parameter at the H100's 3350 GB/s x 750/900.
+    EXPECT_DOUBLE_EQ(phase(s.ledger, "optimizer step"), plan_test::kTinyParams * 40 / (3350e9 * 750.0 / 900.0));
+}
+
+}  // namespace
+}  // namespace ftb

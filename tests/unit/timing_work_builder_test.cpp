@@ -1,0 +1,128 @@
+// The work builder alone: the shape a micro-batch computes on, the FLOPs and kernels of one block and of a
+// pipeline stage, counted by hand for the tiny Llama of plan_test_util.hpp (hidden 64, 2 blocks, q 64, kv 32,
+// FFN 128, vocab 1000) on one H100 SXM.
+#include <gtest/gtest.h>
+
+#include "memory/training_setup.hpp"
+#include "plan_test_util.hpp"
+#include "timing/work_builder.hpp"
+
+namespace ftb {
+namespace {
+
+// Per block and token: q 64x64 + k 64x32 + v 64x32 + o 64x64 + gate/up/down 3 x 64x128 = 36,864 weights.
+constexpr double kBlockWeights = 36864;
+constexpr double kHeadWeights = 64000;   // 64 x 1000
+// H100 SXM HBM 3350 GB/s at 750/900 for streaming kernels (kGpuStreamFraction).
+constexpr double kH100StreamBps = 3350e9 * 750.0 / 900.0;
+
+struct Built {
+    Job job;
+    TrainingSetup set;
+    DeviceRates rates;
+    ResourceScale scale;
+};
+
+Built build(const std::vector<std::pair<std::string, std::string>>& sets = {}, int gpus = 1) {
+    Built b{plan_test::tiny_job(sets, gpus), {}, {}, {}};
+    b.set = derive_setup(b.job);
+    b.rates = device_rates(b.job.system.device);
+    return b;
+}
+
+TEST(TimingWorkBuilder, PackedMicroBatchRunsOnTheWholeSequenceSplitOverContextRanks) {
+    const Built b = build({{"train.seq_len", "64"}, {"train.micro_batch", "2"}, {"parallel.cp", "2"}}, 2);
+    const MicroBatchShape s = micro_batch_shape(b.job);
+    EXPECT_DOUBLE_EQ(s.compute_seq, 64);
+    EXPECT_DOUBLE_EQ(s.real_tokens_per_seq, 64);
+    EXPECT_DOUBLE_EQ(s.tokens_per_gpu, 2 * 64 / 2.0);
+}
+
+TEST(TimingWorkBuilder, PaddedMicroBatchRunsOnItsExpectedLongestSequence) {
+    // 4 sequences of mean 100 tokens, lengths uniform on [0, 200]: expected longest 2*100*4/5 = 160.
+    const Built b = build({{"train.seq_len", "1000"}, {"train.micro_batch", "4"}, {"train.packing", "false"},
+                           {"train.avg_seq_len", "100"}, {"train.global_batch", "4"}});
+    const MicroBatchShape s = micro_batch_shape(b.job);
+    EXPECT_DOUBLE_EQ(s.compute_seq, 160);
+    EXPECT_DOUBLE_EQ(s.real_tokens_per_seq, 100);
+    EXPECT_DOUBLE_EQ(s.tokens_per_gpu, 640);
+}
+
+TEST(TimingWorkBuilder, BlockFlopsAreTwoPerWeightPerTokenForwardAndFourBackward) {
+    const Built b = build();
+    const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
+    const LayerSpec& l = b.job.model.layers[0];
+    const double T = 8;
+    const LayerWork w = layer_work(l, b.job.model, c, T, 8, true, true);
+    // Causal flash attention: 4 * T * keys * q_dim / 2 forward, 2.5x that backward.
+    const double attention = 4.0 * T * 8 * 64 * 0.5;
+    EXPECT_DOUBLE_EQ(w.forward.flops, 2 * T * kBlockWeights + attention);
+    EXPECT_DOUBLE_EQ(w.backward.flops, 4 * T * kBlockWeights + 2.5 * attention);
+    EXPECT_DOUBLE_EQ(w.recompute.flops, 0);
+    // A frozen block below every trainable one runs forward only.
+    const LayerWork frozen = layer_work(l, b.job.model, c, T, 8, false, false);
+    EXPECT_DOUBLE_EQ(frozen.forward.flops, w.forward.flops);
+    EXPECT_DOUBLE_EQ(frozen.backward.gpu_seconds(), 0);
+    EXPECT_DOUBLE_EQ(frozen.backward.kernels, 0);
+}
+
+TEST(TimingWorkBuilder, RecomputeRepeatsTheForwardOrOnlyTheAttention) {
+    const Built full = build({{"train.activation_checkpointing", "full"}});
+    const WorkContext cf = make_work_context(full.job, full.set, full.rates, full.scale);
+    const LayerWork wf = layer_work(full.job.model.layers[0], full.job.model, cf, 8, 8, true, true);
+    EXPECT_DOUBLE_EQ(wf.recompute.flops, wf.forward.flops);
+    EXPECT_DOUBLE_EQ(wf.recompute.gpu_seconds(), wf.forward.gpu_seconds());
+    const Built sel = build({{"train.activation_checkpointing", "selective"}});
+    const WorkContext cs = make_work_context(sel.job, sel.set, sel.rates, sel.scale);
+    const LayerWork ws = layer_work(sel.job.model.layers[0], sel.job.model, cs, 8, 8, true, true);
+    EXPECT_DOUBLE_EQ(ws.recompute.flops, 4.0 * 8 * 8 * 64 * 0.5);
+    EXPECT_DOUBLE_EQ(ws.recompute.attention_s, ws.forward.attention_s);
+    EXPECT_DOUBLE_EQ(ws.recompute.kernels, 1);
+}
+
+TEST(TimingWorkBuilder, MemoryBoundKernelsStreamAtTheAchievableBandwidth) {
+    const Built b = build();
+    const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
+    Work w;
+    add_memory_bound(w, c, 1e9, 3);
+    EXPECT_DOUBLE_EQ(w.memory_s, 1e9 / kH100StreamBps);
+    EXPECT_DOUBLE_EQ(w.kernels, 3);
+    ResourceScale twice;
+    twice.factor[size_t(Resource::memory_bandwidth)] = 2;
+    const WorkContext c2 = make_work_context(b.job, b.set, b.rates, twice);
+    Work w2;
+    add_memory_bound(w2, c2, 1e9, 3);
+    EXPECT_DOUBLE_EQ(w2.memory_s, w.memory_s / 2);
+}
+
+TEST(TimingWorkBuilder, PipelineStagesSplitBlocksAndTheLastCarriesTheHead) {
+    // Two stages, one block each: the first runs a block (+ embedding, no FLOPs), the last a block and the head.
+    const Built b = build({{"parallel.pp", "2"}, {"train.global_batch", "2"}}, 2);
+    const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
+    const StageWork s = critical_stage_work(c, micro_batch_shape(b.job));
+    const double T = 8, attention = 4.0 * T * 8 * 64 * 0.5;
+    const double block = 6 * T * kBlockWeights + 3.5 * attention;
+    EXPECT_DOUBLE_EQ(s.first_stage_flops, block);
+    EXPECT_DOUBLE_EQ(s.last_stage_flops, block + 6 * T * kHeadWeights);
+    // The head makes the last stage the slower one: it is the critical stage.
+    EXPECT_DOUBLE_EQ(s.forward.flops + s.backward.flops, s.last_stage_flops);
+    ASSERT_EQ(s.layer_forward_s.size(), 1u);
+    EXPECT_GE(s.wall_s, s.gpu_s);
+    EXPECT_DOUBLE_EQ(s.gpu_s, s.forward.gpu_seconds() + s.backward.gpu_seconds() + s.recompute.gpu_seconds());
+}
+
+TEST(TimingWorkBuilder, AShortStepWaitsForTheHostToIssueEveryKernel) {
+    // The tiny job's kernels last microseconds: the micro-batch takes as long as the host needs to issue them.
+    const Built b = build();
+    const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
+    const StageWork s = critical_stage_work(c, micro_batch_shape(b.job));
+    const double kernels = s.forward.kernels + s.backward.kernels + s.recompute.kernels;
+    EXPECT_DOUBLE_EQ(host_seconds_per_kernel(b.job, b.scale), kKernelLaunchHostSeconds);
+    EXPECT_DOUBLE_EQ(s.host_issue_s, kernels * kKernelLaunchHostSeconds);
+    EXPECT_GT(s.host_issue_s, s.gpu_s);
+    EXPECT_NEAR(s.wall_s, s.host_issue_s, 1e-15);
+    EXPECT_NEAR(s.launch_idle_s(), s.host_issue_s - s.gpu_s, 1e-15);
+}
+
+}  // namespace
+}  // namespace ftb
