@@ -58,12 +58,6 @@ DataRead data_read(const Job& job, const TimeResult& t, const StorageTier& tier,
 
 }  // namespace
 
-double steps_to_train(const JobSpec& js, double tokens_per_step) {
-    const double tokens = js.data.tokens * js.data.epochs;
-    if (!(tokens_per_step > 0) || !(tokens > 0)) return 0;
-    return std::max(1.0, std::ceil(tokens / tokens_per_step - 1e-9));
-}
-
 OperationsResult plan_operations(const Job& job, const MemoryResult& mem, const TimeResult& t, double storage_speedup) {
     OperationsResult r;
     const SystemSpec& sys = job.system;

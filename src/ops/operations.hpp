@@ -44,8 +44,4 @@ struct OperationsResult {
 OperationsResult plan_operations(const Job& job, const MemoryResult& memory, const TimeResult& time,
                                  double storage_speedup = 1.0);
 
-// Whole optimizer steps to train data.tokens x data.epochs: ceil(tokens / tokens per step), at least one (a last,
-// partial batch still runs as a step); 0 without data.tokens.
-double steps_to_train(const JobSpec& spec, double tokens_per_step);
-
 }  // namespace ftb

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "ftbound/plan.hpp"
+#include "ops/accuracy_notes.hpp"
 #include "report/table.hpp"
 
 namespace ftb {
@@ -57,9 +58,6 @@ Plan make_plan(const Job& job, const PlanOptions& options) {
     }
     if (options.fit_advice && !(plan.memory.verdict == MemoryVerdict::fits && plan.memory.host_fits)) plan.fixes = changes_that_fit(job);
     plan.time = plan_time(job, plan.memory);
-    // Whole steps: the job is never shorter than one optimizer step.
-    if (plan.time.time_to_train_seconds)
-        plan.time.time_to_train_seconds = steps_to_train(job.spec, plan.time.tokens_per_step) * plan.time.step_seconds;
     plan.ops = plan_operations(job, plan.memory, plan.time);
     if (options.weak_points) {
         plan.weak_points = weak_points(job, plan.memory, plan.time);
@@ -94,6 +92,7 @@ Plan make_plan(const Job& job, const PlanOptions& options) {
         }
         add_storage_weak_points(job, plan);
     }
+    plan.accuracy_notes = accuracy_notes(job);
     if (options.recommendations && plan.memory.fits) plan.recommendations = recommend(job, plan.memory, plan.time);
     return plan;
 }

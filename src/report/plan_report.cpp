@@ -140,12 +140,13 @@ OJson plan_json(const Job& job, const Plan& plan) {
         fixes.push_back({{"what", f.what}, {"set", f.set}, {"device_used_bytes", f.memory.device_used_bytes},
                          {"fits", f.memory.fits}});
     j["fits_with"] = fixes;
+    j["accuracy_notes"] = plan.accuracy_notes;
     return j;
 }
 
 std::string memory_verdict(const Job& job, const MemoryResult& m) {
     const double gib = 1073741824.0;
-    const std::string who = job.system.cpu_only ? "per socket" : "per GPU";
+    const std::string who = job.system.cpu_only ? "of RAM per socket" : "per GPU";
     const double need = m.device_used_bytes;
     const std::string margin = m.margin_bytes >= 0 ? fmt::format("{:.1f} GiB to spare", m.margin_bytes / gib)
                                                    : fmt::format("over by {:.1f} GiB", -m.margin_bytes / gib);
@@ -163,8 +164,10 @@ std::string memory_verdict(const Job& job, const MemoryResult& m) {
                               need / gib, m.capacity_bytes / gib, who, margin, band, where);
             break;
         case MemoryVerdict::does_not_fit:
-            out = fmt::format("DOES NOT FIT: needs {:.1f} GiB {}, the {} has {:.1f} GiB ({}; {}, {})", need / gib, who,
-                              job.system.device.name, m.capacity_bytes / gib, margin, band, where);
+            out = fmt::format("DOES NOT FIT: needs {:.1f} GiB {}, {} {:.1f} GiB ({}; {}, {})", need / gib, who,
+                              job.system.cpu_only ? "each socket's share of the node's RAM is"
+                                                  : "the " + job.system.device.name + " has",
+                              m.capacity_bytes / gib, margin, band, where);
             break;
     }
     if (m.fits && !m.host_fits)
@@ -203,8 +206,13 @@ std::string plan_text(const Job& job, const Plan& plan) {
                        js.parallel.tp, js.parallel.pp, js.parallel.cp, js.parallel.dp, js.parallel.ep, js.parallel.zero,
                        to_string(js.train.recompute), to_string(js.train.attention), to_string(js.train.loss),
                        js.train.framework);
-    out += fmt::format("  system  {}: {} x {} per node, {} node{}\n\n", job.system.name, job.system.devices_per_node,
-                       job.system.device.name, job.system.nodes, job.system.nodes > 1 ? "s" : "");
+    out += fmt::format("  system  {}: {} x {} per node{}, {} node{}\n", job.system.name, job.system.devices_per_node,
+                       job.system.device.name, job.system.cpu_only ? " (one process per socket)" : "", job.system.nodes,
+                       job.system.nodes > 1 ? "s" : "");
+    for (const auto& n : plan.accuracy_notes) out += "  accuracy: " + n + "\n";
+    out += "\n";
+    const bool cpu = job.system.cpu_only;
+    const char* unit = cpu ? "socket" : "GPU";
 
     TextTable t({"memory at the peak (" + std::string(to_string(m.peak_phase)) + ")", "bytes", "share"},
                 {false, true, true});
@@ -217,11 +225,19 @@ std::string plan_text(const Job& job, const Plan& plan) {
     row("logits and loss", m.breakdown.logits_bytes);
     row("temporary", m.breakdown.temporary_bytes);
     t.add_rule();
-    t.add({"allocated peak (torch max_memory_allocated)", fmt_bytes(m.allocated_peak_bytes), ""});
-    t.add({"reserved peak (torch max_memory_reserved)", fmt_bytes(m.reserved_peak_bytes), ""});
-    t.add({"+ CUDA context and communicator buffers", fmt_bytes(m.cuda_context_bytes + m.comm_buffer_bytes), ""});
-    t.add({"device used (nvidia-smi)", fmt_bytes(m.device_used_bytes), fmt_percent(m.device_used_bytes / m.capacity_bytes)});
-    t.add({"capacity", fmt_bytes(m.capacity_bytes), ""});
+    if (cpu) {
+        t.add({"live tensors at the peak", fmt_bytes(m.allocated_peak_bytes), ""});
+        t.add({"held by the allocator (glibc malloc)", fmt_bytes(m.reserved_peak_bytes), ""});
+        t.add({"+ PyTorch runtime and communicator buffers", fmt_bytes(m.cuda_context_bytes + m.comm_buffer_bytes), ""});
+        t.add({"process RSS (ps, top)", fmt_bytes(m.device_used_bytes), fmt_percent(m.device_used_bytes / m.capacity_bytes)});
+        t.add({"RAM per socket (the node's RAM / sockets)", fmt_bytes(m.capacity_bytes), ""});
+    } else {
+        t.add({"allocated peak (torch max_memory_allocated)", fmt_bytes(m.allocated_peak_bytes), ""});
+        t.add({"reserved peak (torch max_memory_reserved)", fmt_bytes(m.reserved_peak_bytes), ""});
+        t.add({"+ CUDA context and communicator buffers", fmt_bytes(m.cuda_context_bytes + m.comm_buffer_bytes), ""});
+        t.add({"device used (nvidia-smi)", fmt_bytes(m.device_used_bytes), fmt_percent(m.device_used_bytes / m.capacity_bytes)});
+        t.add({"capacity", fmt_bytes(m.capacity_bytes), ""});
+    }
     if (m.paged_bytes > 0)
         t.add({"paged optimizer states (unified memory, not in device used)", fmt_bytes(m.paged_bytes), ""});
     if (m.host_bytes > 0)
@@ -235,9 +251,9 @@ std::string plan_text(const Job& job, const Plan& plan) {
                            ? fmt::format(" (beyond the model's {} trained positions)", job.model.max_positions)
                            : "");
     const TimeResult& tm = plan.time;
-    out += fmt::format("\n  step: {} per optimizer step ({} micro-batch{} per GPU), {:.0f} tokens/s ({:.0f} per GPU), MFU {:.1f}%, HFU {:.1f}%\n",
-                       fmt_seconds(tm.step_seconds), js.grad_accumulation(), js.grad_accumulation() > 1 ? "es" : "",
-                       tm.tokens_per_second, tm.tokens_per_second_per_gpu, 100 * tm.mfu, 100 * tm.hfu);
+    out += fmt::format("\n  step: {} per optimizer step ({} micro-batch{} per {}), {:.0f} tokens/s ({:.0f} per {}), MFU {:.1f}%, HFU {:.1f}%\n",
+                       fmt_seconds(tm.step_seconds), js.grad_accumulation(), js.grad_accumulation() > 1 ? "es" : "", unit,
+                       tm.tokens_per_second, tm.tokens_per_second_per_gpu, unit, 100 * tm.mfu, 100 * tm.hfu);
     TextTable st({"where the step goes", "seconds", "share", "resource"}, {false, true, true, false});
     for (const auto& p : tm.breakdown)
         st.add({p.phase, fmt_seconds(p.seconds), fmt_percent(p.seconds / tm.step_seconds), to_string(p.resource)});
@@ -247,7 +263,8 @@ std::string plan_text(const Job& job, const Plan& plan) {
         out += "  weak points (each resource made 2x better, re-scheduled):\n";
         for (const auto& w : plan.weak_points) {
             if (w.resource == Resource::memory_capacity)
-                out += fmt::format("    - {}: {:.0f}% of the GPU memory left\n", w.what, 100 * w.impact);
+                out += fmt::format("    - {}: {:.0f}% of the {} left\n", w.what, 100 * w.impact,
+                                   cpu ? "socket's RAM" : "GPU memory");
             else
                 out += fmt::format("    - {} ({}): step {:.2f}x faster\n", w.what, to_string(w.resource), w.impact);
         }
@@ -260,8 +277,8 @@ std::string plan_text(const Job& job, const Plan& plan) {
         for (const auto& r : plan.recommendations) {
             std::string sets;
             for (const auto& s : r.set) sets += " --set " + s;
-            out += fmt::format("    - {}: step {} ({:.2f}x tokens/s), {} per GPU{}  [{}]\n", r.what, fmt_seconds(r.step_seconds),
-                               r.speedup, fmt_bytes(r.device_used_bytes), r.changes_training ? ", changes the training" : "",
+            out += fmt::format("    - {}: step {} ({:.2f}x tokens/s), {} per {}{}  [{}]\n", r.what, fmt_seconds(r.step_seconds),
+                               r.speedup, fmt_bytes(r.device_used_bytes), unit, r.changes_training ? ", changes the training" : "",
                                sets.substr(1));
         }
     }
@@ -296,11 +313,12 @@ std::string plan_text(const Job& job, const Plan& plan) {
         for (const auto& f : plan.fixes) {
             std::string sets;
             for (const auto& s : f.set) sets += " --set " + s;
-            out += fmt::format("    - {}: {} per GPU{}\n", f.what, fmt_bytes(f.memory.device_used_bytes),
+            out += fmt::format("    - {}: {} per {}{}\n", f.what, fmt_bytes(f.memory.device_used_bytes), unit,
                                sets.empty() ? "" : "  [" + sets.substr(1) + "]");
         }
     } else if (!m.fits) {
-        out += "\n  no single change or combination of up to three changes tried makes it fit: more or larger GPUs are needed\n";
+        out += fmt::format("\n  no single change or combination of up to three changes tried makes it fit: {} are needed\n",
+                           cpu ? "more RAM or more sockets" : "more or larger GPUs");
     }
     return out;
 }

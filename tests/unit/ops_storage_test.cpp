@@ -6,6 +6,7 @@
 #include "ops/storage_path.hpp"
 #include "plan_test_util.hpp"
 #include "spec/catalog.hpp"
+#include "timing/attribution.hpp"
 
 namespace ftb {
 namespace {

@@ -139,6 +139,21 @@ def _rss():
     return dict(rss_bytes=_proc_status_kib("VmRSS") * 1024, hwm_bytes=_proc_status_kib("VmHWM") * 1024)
 
 
+def _cpu_busy_seconds():
+    """CPU seconds all processes on the machine have run (user+nice+system+irq+softirq+steal), from /proc/stat."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    user, nice, system, idle, iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def others_busy_cores(window_s):
+    """Cores' worth of CPU the rest of the machine used over `window_s` (this process sleeping meanwhile)."""
+    b0, t0 = _cpu_busy_seconds(), time.time()
+    time.sleep(window_s)
+    return (_cpu_busy_seconds() - b0) / (time.time() - t0)
+
+
 class MallocSampler:
     """Polls mallinfo2 from a Python thread while torch runs (torch releases the GIL inside ops and autograd
     runs on its own thread), keeping the peaks of bytes in use and bytes obtained."""
@@ -202,7 +217,7 @@ def run_case(spec):
         if not torch.isfinite(loss.float()):
             raise SystemExit("loss is not finite")
 
-    warmup_s, times, loads, cpu_share = [], [], [], []
+    warmup_s, times, loads, cpu_share, others = [], [], [], [], []
     for _ in range(spec["warmup"]):
         t0 = time.perf_counter()
         step()
@@ -210,9 +225,11 @@ def run_case(spec):
     stages["after_warmup"] = _rss()
     # At least min_steps timed steps; more (up to max_steps) while they add up to less than min_seconds.
     while len(times) < spec["max_steps"] and (len(times) < spec["min_steps"] or sum(times) < spec["min_seconds"]):
-        t0, c0 = time.perf_counter(), time.process_time()
+        t0, c0, b0 = time.perf_counter(), time.process_time(), _cpu_busy_seconds()
         step()
         times.append(time.perf_counter() - t0)
+        # CPU seconds other processes ran per second of the step (clock-tick resolution: 10 ms).
+        others.append(max(0.0, (_cpu_busy_seconds() - b0) - (time.process_time() - c0)) / times[-1])
         # CPU seconds of all the process's threads per wall second and thread: near 1 when the step had its
         # cores to itself (OpenMP workers spin while they wait), lower when it was preempted.
         cpu_share.append((time.process_time() - c0) / times[-1] / spec["threads"])
@@ -222,7 +239,7 @@ def run_case(spec):
     with MallocSampler() as ms:
         step()
     stages["after_sampled"] = _rss()
-    print(json.dumps(dict(params_total=total, params_trainable=trainable, step_seconds=times, load_1min=loads, cpu_share=cpu_share,
+    print(json.dumps(dict(params_total=total, params_trainable=trainable, step_seconds=times, load_1min=loads, cpu_share=cpu_share, others_cores=others,
                           warmup_seconds=warmup_s, rss=stages,
                           peak_rss_bytes=stages["after_timed"]["hwm_bytes"],
                           rss_before_model_bytes=stages["after_import"]["rss_bytes"],
@@ -358,11 +375,18 @@ def run_child(args, threads):
 # A timed step counts when the process had its cores for it: CPU seconds per wall second and thread at least
 # this (a step that waited for other processes measures the machine's load, not the model).
 MIN_CPU_SHARE = 0.85
+# ... and the rest of the machine stayed below this many cores during the step (others on the second core slow a
+# 1-thread step down too: the VM's cores share caches and memory).
+MAX_OTHERS_CORES = 0.15
+
+
+def clean(r, i):
+    return r["cpu_share"][i] >= MIN_CPU_SHARE and r.get("others_cores", [0.0] * (i + 1))[i] < MAX_OTHERS_CORES
 
 
 def kept_steps(runs):
-    """The step samples of all runs that had their cores; all samples when none did."""
-    kept = [t for r in runs for t, c in zip(r["step_seconds"], r["cpu_share"]) if c >= MIN_CPU_SHARE]
+    """The step samples of all runs that had the machine to themselves; all samples when none did."""
+    kept = [t for r in runs for i, t in enumerate(r["step_seconds"]) if clean(r, i)]
     return (kept, True) if kept else ([t for r in runs for t in r["step_seconds"]], False)
 
 
@@ -370,7 +394,7 @@ def write_outputs(out, raw, host):
     rows = []
     for cid, case in raw["cases"].items():
         spec, runs = case["spec"], case["runs"]
-        steps, clean = kept_steps(runs)
+        steps, clean_ = kept_steps(runs)
         median = statistics.median(steps)
         job_rel = f"jobs/{cid}.yaml"
         with open(os.path.join(out, job_rel), "w") as f:
@@ -381,12 +405,13 @@ def write_outputs(out, raw, host):
         r0 = runs[0]
         per_run = "; ".join(
             f"run {i + 1}: samples s {' '.join(f'{t:.3f}' for t in r['step_seconds'])}, load (1 min) "
-            f"{' '.join(f'{x:.1f}' for x in r['load_1min'])}, CPU share {' '.join(f'{x:.2f}' for x in r['cpu_share'])}"
+            f"{' '.join(f'{x:.1f}' for x in r['load_1min'])}, CPU share {' '.join(f'{x:.2f}' for x in r['cpu_share'])}, "
+            f"other processes (cores) {' '.join(f'{x:.2f}' for x in r.get('others_cores', []))}"
             for i, r in enumerate(runs))
         rows.append(dict(id=f"{cid}-step", job=job_rel, quantity="step_seconds", measured=f"{median:.4f}", unit="s",
                          source=source,
                          note=f"median of {len(steps)} timed steps "
-                              f"{'with CPU share >= ' + str(MIN_CPU_SHARE) if clean else '(none had its cores: all kept)'} "
+                              f"{f'with CPU share >= {MIN_CPU_SHARE} and other processes below {MAX_OTHERS_CORES} cores' if clean_ else '(none had the machine to itself: all kept)'} "
                               f"over {len(runs)} run(s); {per_run}; params {r0['params_total']} trainable "
                               f"{r0['params_trainable']}; {r0['threads']} threads; torch {r0['torch']}"))
         rss = statistics.median(r["peak_rss_bytes"] for r in runs)
@@ -418,11 +443,12 @@ def write_outputs(out, raw, host):
         json.dump(raw, f, indent=1)
 
 
-def wait_for_quiet(max_load, poll_s=20):
-    """Seconds waited until the 1-minute load average fell below max_load (no wait without a limit)."""
+def wait_for_quiet(max_others, window_s=10):
+    """Seconds waited until the rest of the machine used less than `max_others` cores over `window_s` (no wait
+    without a limit)."""
     t0 = time.time()
-    while max_load is not None and os.getloadavg()[0] >= max_load:
-        time.sleep(poll_s)
+    while max_others is not None and others_busy_cores(window_s) >= max_others:
+        pass
     return time.time() - t0
 
 
@@ -432,8 +458,13 @@ def main():
     ap.add_argument("--only", default=None, help="run only the case ids containing this text")
     ap.add_argument("--resume", action="store_true", help="keep the runs already in raw.json; add the missing ones")
     ap.add_argument("--runs", type=int, default=1, help="runs per case (with --resume: up to this many in all)")
-    ap.add_argument("--max-load", type=float, default=None,
-                    help="before each case, wait until the 1-minute load average is below this (the machine is shared)")
+    ap.add_argument("--clean-steps", type=int, default=0,
+                    help="with --runs: run a case again only while it has fewer timed steps than this that had the "
+                         "machine to themselves")
+    ap.add_argument("--quiet", type=float, default=None,
+                    help="before each case, wait until the other processes use less than this many cores over 10 s (the "
+                         "machine is shared: steps measured while others run are up to 2x slower, 1 thread or 2)")
+    ap.add_argument("--threads", type=int, default=None, help="run only the cases (and microbenchmarks) with this many threads")
     ap.add_argument("--micro-only", action="store_true")
     ap.add_argument("--no-micro", action="store_true")
     ap.add_argument("--case", default=None, help=argparse.SUPPRESS)
@@ -461,13 +492,16 @@ def main():
     if not args.micro_only:
         for model, method, precision, mb, seq, threads in GRID:
             cid = case_id(model, method, precision, mb, seq, threads)
-            done = len(raw["cases"].get(cid, {}).get("runs", []))
-            if (args.only and args.only not in cid) or done >= args.runs:
+            prior = raw["cases"].get(cid, {}).get("runs", [])
+            enough_clean = args.clean_steps and prior and sum(
+                clean(r, i) for r in prior for i in range(len(r["step_seconds"]))) >= args.clean_steps
+            if (args.only and args.only not in cid) or len(prior) >= args.runs or enough_clean or \
+                    (args.threads and threads != args.threads):
                 continue
             spec = dict(model=model, method=method, precision=precision, micro_batch=mb, seq_len=seq, threads=threads,
                         warmup=2 if MODELS[model]["hidden_size"] < 2048 else 1, min_steps=5 if model != "llama-0.9b" else 3,
                         max_steps=9, min_seconds=8.0)
-            waited = wait_for_quiet(args.max_load)
+            waited = wait_for_quiet(args.quiet)
             t0 = time.time()
             load_before = os.getloadavg()
             try:
@@ -480,12 +514,15 @@ def main():
             raw["cases"].setdefault(cid, dict(spec=spec, runs=[]))["runs"].append(r)
             write_outputs(out, raw, host)
             print(f"{cid}: median step {statistics.median(r['step_seconds']):.3f} s, CPU share "
-                  f"{min(r['cpu_share']):.2f}-{max(r['cpu_share']):.2f}, peak RSS {r['peak_rss_bytes'] / 2**30:.3f} GiB, "
+                  f"{min(r['cpu_share']):.2f}-{max(r['cpu_share']):.2f}, others {max(r['others_cores']):.2f} cores, "
+                  f"peak RSS {r['peak_rss_bytes'] / 2**30:.3f} GiB, "
                   f"load {load_before[0]:.1f} ({time.time() - t0:.0f} s)", flush=True)
     if not args.no_micro and not args.only:
-        raw["micro"] = []
         for threads in (1, 2):
-            wait_for_quiet(args.max_load)
+            if args.threads and threads != args.threads:
+                continue
+            wait_for_quiet(args.quiet)
+            raw["micro"] = [r for r in raw.get("micro", []) if r["threads"] != threads]
             raw["micro"] += run_child(["--micro", str(threads)], threads)
             print(f"microbenchmarks, {threads} thread(s): done", flush=True)
     write_outputs(out, raw, host)
