@@ -54,8 +54,9 @@ struct FrameworkProfile {
     // (torch SDPA's flash backend), 3 = FlashAttention-3 (Hopper).
     int attention_kernel = 2;
     // Matmul time in this framework's training steps relative to the isolated-matmul estimate, per GPU
-    // architecture name (ampere, hopper, ...): clocks under power limits, NCCL sharing SMs, framework copies.
-    // Calibrated per framework where validation cases exist; empty = 1.
+    // architecture name (ampere, hopper, ...): what the model does not yet have a mechanism for (clocks under
+    // power limits, framework copies). CALIBRATED by `ftbound validate --fit-matmul-factor` (docs/validation.md)
+    // for the profiles and architectures that have public cases; absent = 1.
     std::vector<std::pair<std::string, double>> matmul_time_factor;
     // Host (Python) time per transformer block per micro-batch, forward + backward, beyond kernel launches.
     double host_overhead_per_block_us = 0;

@@ -71,8 +71,22 @@ struct MemoryResult {
     LayerActivationBytes layer_activation_per_token;  // one representative block, per token (before TP/CP)
 };
 
-// The whole walk. Pure: no I/O, no allocation beyond the result.
-MemoryResult plan_memory(const Job& job);
+// One moment of the walk (for reports: memory through the step): what is live, by kind.
+struct MemoryWalkPoint {
+    MemoryPhase phase = MemoryPhase::forward;
+    int block = -1;                // the block running (forward, backward); -1 for the loss and the optimizer step
+    MemoryBreakdown live;          // allocated bytes by kind; overhead_bytes stays 0
+};
+
+// The walk of the pipeline stage that holds the peak, in execution order: forward block by block, the loss,
+// backward block by block from the top, the optimizer step. Its largest point is the allocated peak.
+struct MemoryWalk {
+    int stage = 0;
+    std::vector<MemoryWalkPoint> points;
+};
+
+// The whole walk. Pure: no I/O, no allocation beyond the result (and `walk`, when asked for).
+MemoryResult plan_memory(const Job& job, MemoryWalk* walk = nullptr);
 
 // The central figure is within the capacity (what limits bisect on; the verdict may still say tight).
 inline bool within_capacity(const MemoryResult& m) { return m.margin_bytes >= 0; }

@@ -34,11 +34,18 @@ struct LayerSpec {
     int64_t experts_per_token = 0;
     int64_t shared_expert_intermediate = 0;   // qwen2_moe shared expert width (0 = none)
     bool shared_expert_gate = false;
-    bool router_bias = false;
+    bool router_bias = false;          // a per-expert bias on the router (DeepSeek-V3's e_score_correction_bias)
     // Encoder-decoder
     bool cross_attention = false;      // decoder block of T5: extra attention over encoder states
     bool is_encoder = false;
     int64_t relative_attention_params = 0;   // T5's relative position bias table, held by the first block of a stack
+    // Multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank > 0. q and k have head_dim = qk_nope + qk_rope
+    // dimensions per head, v has v_head_dim; k and v come from a shared latent of kv_lora_rank (+ a shared
+    // rope key of qk_rope_head_dim), q from a latent of q_lora_rank (0 = projected directly).
+    int64_t q_lora_rank = 0;
+    int64_t kv_lora_rank = 0;
+    int64_t qk_rope_head_dim = 0;
+    int64_t v_head_dim = 0;
     int64_t sliding_window = 0;        // 0 = full attention
 
     int64_t q_dim() const { return heads * head_dim; }
@@ -64,6 +71,7 @@ struct ModelSpec {
     int64_t final_norm_params = 0;     // per stack (decoder-only: one; T5: encoder + decoder)
     int final_norms = 1;
     int64_t extra_params = 0;          // family-specific leftovers (OPT project_in/out), named in the reader
+    int64_t vision_params = 0;         // multimodal checkpoints: vision encoder + projector into the text model
     NormKind norm = NormKind::rmsnorm;
     std::string activation;            // silu, gelu, gelu_tanh, relu
     // Dropout the config keeps on during training: each active dropout saves a 1-byte mask per element.

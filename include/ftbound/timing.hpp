@@ -46,15 +46,18 @@ struct TimeResult {
     double tokens_per_step = 0;              // real tokens of one optimizer step (whole job)
     double tokens_per_second = 0;
     double tokens_per_second_per_gpu = 0;
-    double model_flops_per_step = 0;         // 6·N·tokens + attention, no recompute (whole job)
-    double hardware_flops_per_step = 0;      // what the kernels execute (recompute, frozen-weight savings)
-    double mfu = 0;
-    double hfu = 0;
+    double model_flops_per_step = 0;         // what the method needs (src/timing/flops.hpp), no recompute (whole job)
+    double model_flops_6n_per_step = 0;      // 6·N·tokens + 12·q_dim·seq per block: the pre-training convention
+    double hardware_flops_per_step = 0;      // what the kernels execute (+ recompute, dequantisation; whole job)
+    double mfu = 0;                          // model_flops_per_step / (GPUs · dense peak · step)
+    double mfu_6n = 0;                       // model_flops_6n_per_step / same
+    double hfu = 0;                          // hardware_flops_per_step / same; >= mfu
     std::optional<double> time_to_train_seconds;
     // Busy fractions of one GPU over the step, for the power model.
     double compute_busy = 0;
     double memory_busy = 0;
     double link_busy = 0;
+    double communication_seconds = 0;        // transfers of one step on the links (exposed + hidden under compute)
     double kernels_per_step = 0;             // per GPU
     bool power_capped = false;
 };

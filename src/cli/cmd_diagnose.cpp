@@ -1,5 +1,6 @@
 // `ftbound diagnose TRACE.json[.gz]... [--json] [--plan JOB.yaml] [--set K=V]... [--partial]`: the measured
 // breakdown of a real run from PyTorch profiler traces, one file per rank (CONTRACT.md, docs/diagnose.md).
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -7,10 +8,14 @@
 
 #include "cli/command.hpp"
 #include "ftbound/error.hpp"
+#include "ftbound/plan.hpp"
 #include "ftbound/plan_api.hpp"
+#include "spec/catalog_names.hpp"
+#include "spec/job_file.hpp"
 #include "trace/diagnose_report.hpp"
 #include "trace/trace_analysis.hpp"
 #include "trace/trace_file.hpp"
+#include "web/html_page.hpp"
 
 namespace ftb::cli {
 
@@ -19,6 +24,7 @@ namespace {
 struct DiagnoseOptions {
     std::vector<std::string> traces;
     bool json = false;
+    std::string html;
     bool partial = false;
     std::string plan_job;
     std::vector<std::string> overrides;
@@ -28,10 +34,41 @@ struct DiagnoseOptions {
 struct PlanComparison {
     nlohmann::json json;
     std::string text;
+    std::vector<std::string> warnings;   // also on stderr
 };
 
-PlanComparison compare_with_plan(const DiagnoseOptions& o, const trace::MeasuredStep& measured) {
+// Signs that the trace and the job file describe different runs: another GPU, or a step more than 3x off.
+std::vector<std::string> mismatch_warnings(const Job& job, const std::vector<const trace::TraceTables*>& tables,
+                                           double measured_s, double predicted_s) {
+    std::vector<std::string> w;
+    const DeviceSpec& gpu = job.system.device;
+    const std::string family = folded_name(gpu.name.substr(0, gpu.name.find('-')));   // "h100" of h100-sxm
+    for (const auto* t : tables) {
+        for (const auto& d : t->devices) {
+            const bool other_part = !family.empty() && folded_name(d.name).find(family) == std::string::npos;
+            const bool other_memory = d.total_memory_bytes > 0 && gpu.memory_bytes > 0 &&
+                                      std::fabs(double(d.total_memory_bytes) / gpu.memory_bytes - 1) > 0.1;
+            if (other_part || other_memory) {
+                w.push_back(fmt::format("the trace ran on '{}' ({:.0f} GiB), the plan is for the {} ({:.0f} GiB): compare "
+                                        "with a job file for that GPU",
+                                        d.name, d.total_memory_bytes / 1073741824.0, gpu.name, gpu.memory_bytes / 1073741824.0));
+                break;
+            }
+        }
+        if (!w.empty()) break;
+    }
+    if (predicted_s > 0 && measured_s > 0 && (measured_s > 3 * predicted_s || measured_s < predicted_s / 3))
+        w.push_back(fmt::format("the measured step ({:.4g} s) is {:.1f}x the predicted one ({:.4g} s): the job file may not "
+                                "describe this run (micro-batch, sequence length, accumulation, GPUs)",
+                                measured_s, measured_s / predicted_s, predicted_s));
+    return w;
+}
+
+PlanComparison compare_with_plan(const DiagnoseOptions& o, const trace::MeasuredStep& measured,
+                                 const trace::Diagnosis& d, const std::vector<const trace::TraceTables*>& tables) {
     const PredictedStep predicted = predict_step_for_job_file(o.plan_job, o.overrides);
+    const Job job = load_job(o.plan_job, o.overrides);
+    const Plan plan = make_plan(job);
     PlanComparison c;
     nlohmann::json items = nlohmann::json::array();
     for (auto& i : predicted.breakdown) items.push_back({{"phase", i.phase}, {"seconds", i.seconds}, {"resource", i.resource}});
@@ -54,6 +91,21 @@ PlanComparison compare_with_plan(const DiagnoseOptions& o, const trace::Measured
                          o.plan_job, measured.step_seconds, predicted.step_seconds, predicted.bottleneck);
     for (auto& [res, mp] : by_resource)
         c.text += fmt::format("  {:<18} {:10.6f} s  {:10.6f} s\n", res, mp.first, mp.second);
+    c.warnings = mismatch_warnings(job, tables, measured.step_seconds, predicted.step_seconds);
+    c.json["warnings"] = c.warnings;
+    // What to change for the bottleneck the trace shows, from the plan's re-planned changes.
+    nlohmann::json advice = nlohmann::json::array();
+    std::string advice_text;
+    for (const auto& r : plan.recommendations) {
+        if (to_string(r.addresses) != d.bottleneck.resource) continue;
+        std::string sets;
+        for (const auto& x : r.set) sets += " --set " + x;
+        advice.push_back({{"what", r.what}, {"set", r.set}, {"predicted_speedup", r.speedup}});
+        advice_text += fmt::format("    - {}: {:.2f}x tokens/s in the plan  [{}]\n", r.what, r.speedup, sets.empty() ? "" : sets.substr(1));
+    }
+    c.json["advice"] = advice;
+    c.text += "\n  what to change for the measured bottleneck (" + d.bottleneck.resource + "):\n" +
+              (advice_text.empty() ? "    (no re-planned change of the job relieves it; see the breakdown above)\n" : advice_text);
     return c;
 }
 // ---- end of --plan ----
@@ -81,20 +133,25 @@ int run_diagnose(const DiagnoseOptions& o) {
     const trace::MeasuredStep measured = trace::measured_step(d, views);
 
     std::optional<PlanComparison> plan;
-    if (!o.plan_job.empty()) plan = compare_with_plan(o, measured);
+    if (!o.plan_job.empty()) plan = compare_with_plan(o, measured, d, views);
 
     std::string out;
-    if (o.json) {
+    if (o.json || !o.html.empty()) {
         nlohmann::json j = trace::diagnosis_json(d, inputs, measured);
         if (plan) j["plan"] = plan->json;
         out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    } else {
+        if (!o.html.empty())
+            web::write_report(o.html, web::ReportKind::diagnose, out, "ftbound diagnose: " + o.traces.front());
+    }
+    if (!o.json) {
         out = trace::diagnosis_text(d, inputs, measured);
         if (plan) out += plan->text;
     }
     std::cout << out;
     for (auto& t : tables)
         if (!t.complete) std::cerr << "warning: partial trace analysed (" << t.stop_reason << ")\n";
+    if (plan)
+        for (const auto& w : plan->warnings) std::cerr << "warning: " << o.plan_job << ": " << w << "\n";
     return 0;
 }
 
@@ -103,6 +160,8 @@ const Register kDiagnose{{"diagnose", "measured breakdown of a real run from PyT
                               auto o = std::make_shared<DiagnoseOptions>();
                               sub.add_option("traces", o->traces, "TRACE.json[.gz], one per rank")->required();
                               sub.add_flag("--json", o->json, "print one JSON document");
+                              sub.add_option("--html", o->html,
+                                             "also write the diagnosis as a self-contained HTML page with charts");
                               sub.add_flag("--partial", o->partial,
                                            "analyse what a truncated or damaged trace holds, with a warning");
                               sub.add_option("--plan", o->plan_job, "JOB.yaml: set the prediction beside the measurement");

@@ -35,6 +35,7 @@ const Register reg{Command{
                 j["params"]["total"] = m.total_params();
                 j["params"]["embedding"] = m.embedding_params();
                 j["params"]["lm_head"] = m.lm_head_params();
+                j["params"]["vision"] = m.vision_params;
                 j["params"]["active_per_token"] = m.active_params();
                 auto per = nlohmann::ordered_json::array();
                 for (const auto& l : m.layers) per.push_back(l.params());
@@ -76,7 +77,9 @@ const Register reg{Command{
                            std::to_string(m.layers[i].params())});
                     i = j + 1;
                 }
-                const int64_t rest = m.total_params() - m.embedding_params() - m.lm_head_params() -
+                if (m.vision_params > 0)
+                    t.add({"vision encoder and projector", fmt_count(double(m.vision_params)), std::to_string(m.vision_params)});
+                const int64_t rest = m.total_params() - m.embedding_params() - m.lm_head_params() - m.vision_params -
                                      [&] { int64_t s = 0; for (auto& x : m.layers) s += x.params(); return s; }();
                 t.add({"final norms and other", fmt_count(double(rest)), std::to_string(rest)});
                 t.add({m.tie_word_embeddings ? "lm_head (tied to the embedding)" : "lm_head",

@@ -19,14 +19,24 @@ struct ProbeArgs {
     int threads = 0;
 };
 
-int run_probe_command(const ProbeArgs& a) {
-    if (!a.out.empty()) {
-        // Refuse an unwritable destination before spending half a minute measuring.
-        std::filesystem::path parent = std::filesystem::path(a.out).parent_path();
-        std::error_code ec;
-        if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
-            throw InputError(a.out, "--out", "its folder does not exist");
+// Refuses an unwritable destination before spending half a minute measuring: opens it for appending (which
+// changes nothing in an existing file) and removes it again if the check created it.
+void check_writable(const std::string& out) {
+    namespace fs = std::filesystem;
+    const fs::path parent = fs::path(out).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !fs::is_directory(parent, ec)) throw InputError(out, "--out", "its folder does not exist");
+    if (fs::is_directory(out, ec)) throw InputError(out, "--out", "is a folder; give a file name such as system.yaml");
+    const bool existed = fs::exists(out, ec);
+    {
+        std::ofstream f(out, std::ios::binary | std::ios::app);
+        if (!f) throw InputError(out, "--out", "cannot write there (permissions or a read-only file system)");
     }
+    if (!existed) fs::remove(out, ec);
+}
+
+int run_probe_command(const ProbeArgs& a) {
+    if (!a.out.empty()) check_writable(a.out);
     probe::ProbeOptions opt;
     opt.storage_dir = a.dir;
     opt.quick = a.quick;

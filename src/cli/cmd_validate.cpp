@@ -1,4 +1,4 @@
-// `ftbound validate CASES.csv [--json] [--by-source] [--pins PINS.csv]`: predicted vs measured per case, MAPE and
+// `ftbound validate CASES.csv [--json|--csv] [--by-source] [--pins PINS.csv]`: predicted vs measured per case, MAPE and
 // worst case per quantity (overall and per source), and the check of the pinned figures (exit 3 when one is above
 // its pin).
 #include <fmt/format.h>
@@ -9,7 +9,9 @@
 
 #include "cli/command.hpp"
 #include "ftbound/error.hpp"
+#include "report/csv.hpp"
 #include "report/table.hpp"
+#include "validate/calibrate.hpp"
 #include "validate/pins.hpp"
 #include "validate/validation.hpp"
 
@@ -47,6 +49,16 @@ nlohmann::ordered_json cases_json(const std::vector<CaseResult>& results) {
         rows.push_back(row);
     }
     return rows;
+}
+
+// One CSV row per case (docs/output.md): the same fields as cases[] of --json.
+std::string cases_csv(const std::vector<CaseResult>& results) {
+    CsvTable t({"id", "source", "quantity", "quality", "unit", "measured", "predicted", "error_percent", "skipped"});
+    for (const auto& r : results)
+        t.add({r.c.id, case_source(r.c.id), r.c.quantity, r.c.quality, r.c.unit, csv_value(r.c.measured),
+               r.predicted ? csv_value(*r.predicted) : "", r.predicted ? csv_value(100 * r.error_fraction) : "",
+               r.predicted ? "" : r.skipped});
+    return t.str();
 }
 
 std::string cases_text(const std::vector<CaseResult>& results) {
@@ -100,8 +112,29 @@ std::string relative_to_pins(const std::string& cases, const std::string& pins) 
 
 struct Options {
     std::string csv, only, pins, reason;
-    bool json = false, by_source = false, update_pins = false;
+    bool json = false, csv_out = false, by_source = false, update_pins = false, fit_factor = false;
 };
+
+// The matmul time factor fitted on every source, and per source the MAPE in-sample, uncalibrated and left out.
+int fit_factor(const std::vector<ValidationCase>& cases, const std::string& dir) {
+    FactorFit in_sample;
+    const auto rows = leave_one_source_out(cases, dir, in_sample);
+    std::string out = "matmul_time_factor fitted on every source (data/frameworks/*.yaml, time: matmul_time_factor):\n";
+    for (const auto& [arch, f] : in_sample.factor)
+        out += fmt::format("  {}: {:.2f} ({} cases)\n", arch, f, in_sample.cases.at(arch));
+    TextTable t({"source", "quantity", "cases", "in-sample", "uncalibrated", "left out", "factors fitted without it"},
+                {false, false, true, true, true, true, false});
+    for (const auto& r : rows) {
+        std::string factors;
+        for (const auto& [arch, f] : r.fit_left_out.factor) factors += fmt::format("{}{} {:.2f}", factors.empty() ? "" : ", ", arch, f);
+        t.add({r.source, r.quantity, std::to_string(r.cases), fmt::format("{:.1f}%", 100 * r.mape_in_sample),
+               fmt::format("{:.1f}%", 100 * r.mape_uncalibrated), fmt::format("{:.1f}%", 100 * r.mape_left_out),
+               factors.empty() ? "none" : factors});
+    }
+    out += "\nMAPE of the time cases whose framework opts in (quality high and medium):\n" + t.str();
+    std::cout << out;
+    return 0;
+}
 
 // Rewrites this cases file's pins with the current figures; a pin may rise only with a stated reason.
 int update_pins(const Options& o, const std::vector<Pin>& pins, const std::vector<QuantitySummary>& all) {
@@ -125,6 +158,7 @@ int run(const Options& o) {
     const std::vector<Pin> pins = pins_exist ? read_pins(o.pins) : std::vector<Pin>{};
     const fs::path csv_path(o.csv);
     const std::string dir = csv_path.has_parent_path() ? csv_path.parent_path().string() : std::string(".");
+    if (o.fit_factor) return fit_factor(cases, dir);
     std::vector<CaseResult> results;
     for (const auto& c : cases)
         if (o.only.empty() || c.quantity == o.only) results.push_back(run_case(c, dir));
@@ -140,7 +174,9 @@ int run(const Options& o) {
     }
     bool all_ok = true;
     for (const auto& c : checks) all_ok = all_ok && c.ok;
-    if (o.json) {
+    if (o.csv_out) {
+        std::cout << cases_csv(results);
+    } else if (o.json) {
         nlohmann::ordered_json j;
         j["cases"] = cases_json(results);
         j["summary"] = summary_json(summary);
@@ -175,12 +211,16 @@ const Register reg{Command{
     [](CLI::App& sub) -> std::function<int()> {
         auto o = std::make_shared<Options>();
         sub.add_option("cases", o->csv, "cases.csv (columns id,job,quantity,measured,unit,source,note[,quality])")->required();
-        sub.add_flag("--json", o->json, "print one JSON document");
+        auto* json = sub.add_flag("--json", o->json, "print one JSON document");
+        sub.add_flag("--csv", o->csv_out, "print one CSV row per case (docs/output.md)")->excludes(json);
         sub.add_option("--quantity", o->only, "only cases of this quantity");
         sub.add_flag("--by-source", o->by_source, "also summarise per source (case-id prefix: lf, lg, tune, ...)");
         sub.add_option("--pins", o->pins, "pinned figures (validation/pins.csv): exit 3 when a MAPE is above its pin");
         sub.add_flag("--update-pins", o->update_pins, "write this cases file's current figures into --pins");
         sub.add_option("--reason", o->reason, "why a pin rises (required when --update-pins raises one)");
+        sub.add_flag("--fit-matmul-factor", o->fit_factor,
+                     "fit the matmul time factor per GPU architecture; print in-sample, uncalibrated and "
+                     "leave-one-source-out MAPE per source (docs/validation.md)");
         return [o] { return run(*o); };
     }}};
 

@@ -39,6 +39,7 @@ StageMemory stage_memory(const Job& job, const TrainingSetup& set, const StageSp
     s.loss = loss_memory(job, set, split);
     s.work = stage_workspaces(job, set, split);
     s.has_head = split.has_head;
+    s.first_block = split.first;
     return s;
 }
 
@@ -51,7 +52,7 @@ std::vector<int64_t> candidate_stages(int64_t pp) {
 
 }  // namespace
 
-MemoryResult plan_memory(const Job& job) {
+MemoryResult plan_memory(const Job& job, MemoryWalk* walk) {
     const ModelSpec& m = job.model;
     const TrainingSetup set = derive_setup(job);
     const DeviceSpec& dev = job.system.device;
@@ -67,10 +68,12 @@ MemoryResult plan_memory(const Job& job) {
     for (const int64_t stage : candidate_stages(job.spec.parallel.pp)) {
         const StageSplit split = stage_split(layers, job.spec.parallel.pp, stage);
         const StageMemory s = stage_memory(job, set, split, stage);
-        const PhasePeak peak = walk_step(job, s);
+        std::vector<MemoryWalkPoint> points;
+        const PhasePeak peak = walk_step(job, s, walk ? &points : nullptr);
         if (peak.total > best.total) {
             best = peak;
             res.peak_stage = int(stage);
+            if (walk) *walk = {int(stage), std::move(points)};
         }
         host_per_gpu = std::max(host_per_gpu, s.optimizer.host + s.weights.host + s.activations.host);
         res.paged_bytes = std::max(res.paged_bytes, s.optimizer.paged);

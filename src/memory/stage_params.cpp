@@ -68,7 +68,7 @@ void add_embedding_and_head(const Job& job, const TrainingSetup& set, const Stag
     };
     if (sp.has_embedding) {
         const double emb = vocab_shard + double(m.position_embedding_params) + double(m.embedding_norm_params) +
-                           double(m.extra_params);
+                           double(m.extra_params) + double(m.vision_params);
         if (set.full && set.first_trainable_layer == 0) p.trainable += emb;
         else p.frozen += emb;
     }

@@ -23,8 +23,27 @@ void take_max(PhasePeak& best, const MemoryBreakdown& b, MemoryPhase phase) {
     }
 }
 
+// Forward block by block, for reports: the other in-flight micro-batches' activations, this micro-batch's
+// saved tensors and autocast copies up to the block. `end` is the end of forward (the last block's point).
+void forward_ramp(const StageMemory& s, const MemoryBreakdown& end, std::vector<MemoryWalkPoint>& points) {
+    const std::vector<double>& per_block = s.activations.per_block;
+    const size_t n = per_block.size();
+    const double in_flight = s.activations.in_flight;
+    const double all_micro_batches = s.activations.offloaded ? s.activations.host : s.activations.resident;
+    const double per_block_copies = n > 0 ? s.weights.amp_copies / double(n) : 0;
+    double saved = all_micro_batches / in_flight * (in_flight - 1);
+    for (size_t k = 0; k + 1 < n; ++k) {
+        saved += per_block[k];
+        MemoryBreakdown b = end;
+        b.weights_bytes = s.weights.stored + s.weights.gathered + per_block_copies * double(k + 1) + s.weights.dequant;
+        b.activations_bytes = std::min(saved, s.activations.resident);
+        points.push_back({MemoryPhase::forward, int(s.first_block + int64_t(k)), b});
+    }
+    points.push_back({MemoryPhase::forward, int(s.first_block + int64_t(n) - 1), end});
+}
+
 // End of forward and the loss: every block's saved tensors, all compute copies, the logits at their peak.
-void walk_forward(const Job& job, const StageMemory& s, PhasePeak& best) {
+void walk_forward(const Job& job, const StageMemory& s, PhasePeak& best, std::vector<MemoryWalkPoint>* points) {
     const bool zero0 = job.spec.parallel.zero == 0;
     MemoryBreakdown b;
     b.weights_bytes = s.weights.stored + s.weights.gathered + s.weights.amp_copies + s.weights.dequant;
@@ -34,14 +53,19 @@ void walk_forward(const Job& job, const StageMemory& s, PhasePeak& best) {
     b.logits_bytes = s.loss.peak;
     b.temporary_bytes = s.work.cublas + (s.has_head ? 0 : s.work.forward);
     take_max(best, b, s.has_head ? MemoryPhase::loss : MemoryPhase::forward);
+    const MemoryBreakdown at_loss = b;
     b.logits_bytes = 0;
     b.temporary_bytes = s.work.cublas + s.work.forward;
     take_max(best, b, MemoryPhase::forward);
+    if (points) {
+        forward_ramp(s, b, *points);
+        if (s.has_head) points->push_back({MemoryPhase::loss, -1, at_loss});
+    }
 }
 
 // Backward, block by block from the top: saved tensors of the blocks below stay, gradients of the blocks
 // above have been formed, and one block's working set (recomputed activations + gradient temporaries).
-void walk_backward(const StageMemory& s, PhasePeak& best) {
+void walk_backward(const StageMemory& s, PhasePeak& best, std::vector<MemoryWalkPoint>* points) {
     const std::vector<double>& per_block = s.activations.per_block;
     const size_t n = per_block.size();
     const double per_block_grads = n > 0 ? s.grads.resident / double(n) : 0;
@@ -57,6 +81,7 @@ void walk_backward(const StageMemory& s, PhasePeak& best) {
         b.logits_bytes = s.loss.held;
         b.temporary_bytes = s.work.cublas + s.work.backward;
         take_max(best, b, MemoryPhase::backward);
+        if (points) points->push_back({MemoryPhase::backward, int(s.first_block + int64_t(n - 1 - k)), b});
         // The block's saved tensors of this micro-batch are freed; other in-flight micro-batches keep theirs.
         if (!s.activations.offloaded) remaining = std::max(0.0, remaining - per_block[n - 1 - k]);
     }
@@ -64,13 +89,14 @@ void walk_backward(const StageMemory& s, PhasePeak& best) {
 
 // Optimizer step: weights, all gradients, states, and the step's intermediates. ZeRO-3 steps on shards:
 // no gathered blocks; no autocast copies.
-void walk_optimizer_step(const Job& job, const StageMemory& s, PhasePeak& best) {
+void walk_optimizer_step(const Job& job, const StageMemory& s, PhasePeak& best, std::vector<MemoryWalkPoint>* points) {
     MemoryBreakdown b;
     b.weights_bytes = s.weights.stored;
     b.gradients_bytes = s.grads.resident + (job.spec.parallel.zero == 0 ? s.grads.buffers : 0);
     b.optimizer_bytes = s.optimizer.resident;
     b.temporary_bytes = s.optimizer.step_temp + s.work.cublas;
     take_max(best, b, MemoryPhase::optimizer_step);
+    if (points) points->push_back({MemoryPhase::optimizer_step, -1, b});
 }
 
 }  // namespace
@@ -94,11 +120,11 @@ Workspaces stage_workspaces(const Job& job, const TrainingSetup& set, const Stag
     return w;
 }
 
-PhasePeak walk_step(const Job& job, const StageMemory& s) {
+PhasePeak walk_step(const Job& job, const StageMemory& s, std::vector<MemoryWalkPoint>* points) {
     PhasePeak best;
-    walk_forward(job, s, best);
-    walk_backward(s, best);
-    walk_optimizer_step(job, s, best);
+    walk_forward(job, s, best, points);
+    walk_backward(s, best, points);
+    walk_optimizer_step(job, s, best, points);
     return best;
 }
 

@@ -1,5 +1,6 @@
 // The walk through one training step of one pipeline stage: end of forward, the loss, backward block by
 // block from the top, and the optimizer step. Each point sums what is live; the peak is the largest.
+// Reports also get forward block by block (each point below the end of forward).
 #pragma once
 #include "ftbound/job.hpp"
 #include "ftbound/memory.hpp"
@@ -28,6 +29,7 @@ struct StageMemory {
     LossMemory loss;
     Workspaces work;
     bool has_head = false;
+    int64_t first_block = 0;   // index of the stage's first block in the model
 };
 
 struct PhasePeak {
@@ -36,6 +38,7 @@ struct PhasePeak {
     MemoryPhase phase = MemoryPhase::forward;
 };
 
-PhasePeak walk_step(const Job& job, const StageMemory& s);
+// The peak of the walk; with `points`, also every point of it in execution order (for reports).
+PhasePeak walk_step(const Job& job, const StageMemory& s, std::vector<MemoryWalkPoint>* points = nullptr);
 
 }  // namespace ftb

@@ -3,7 +3,26 @@
 
 namespace ftb {
 
+namespace {
+
+// DeepseekV3Attention (transformers modeling_deepseek_v3.py): q_a_proj + q_a_layernorm + q_b_proj (or q_proj),
+// kv_a_proj_with_mqa + kv_a_layernorm, kv_b_proj, o_proj; no biases unless attention_bias.
+int64_t mla_attention_params(const LayerSpec& l) {
+    const int64_t q_out = l.heads * l.head_dim;
+    int64_t p = l.q_lora_rank > 0 ? l.hidden * l.q_lora_rank + l.q_lora_rank + l.q_lora_rank * q_out : l.hidden * q_out;
+    p += l.hidden * (l.kv_lora_rank + l.qk_rope_head_dim) + l.kv_lora_rank;
+    p += l.kv_lora_rank * l.heads * (l.head_dim - l.qk_rope_head_dim + l.v_head_dim);
+    p += l.heads * l.v_head_dim * l.hidden;
+    // attention_bias puts biases on q_a_proj, kv_a_proj_with_mqa and o_proj (q_proj and the b projections have none).
+    if (l.qkv_bias) p += (l.q_lora_rank > 0 ? l.q_lora_rank : 0) + l.kv_lora_rank + l.qk_rope_head_dim;
+    if (l.o_bias) p += l.hidden;
+    return p;
+}
+
+}  // namespace
+
 int64_t LayerSpec::attention_params() const {
+    if (kv_lora_rank > 0) return mla_attention_params(*this) + qk_norm_params;
     auto one = [&] {
         int64_t p = hidden * q_dim() + 2 * hidden * kv_dim() + q_dim() * hidden;
         if (qkv_bias) p += q_dim() + 2 * kv_dim();
@@ -39,14 +58,14 @@ int64_t LayerSpec::norm_params() const { return norms * hidden * (norm_bias ? 2 
 
 int64_t ModelSpec::total_params() const {
     int64_t p = embedding_params() + embedding_norm_params + final_norms * final_norm_params + lm_head_params() +
-                extra_params;
+                extra_params + vision_params;
     for (const auto& l : layers) p += l.params();
     return p;
 }
 
 int64_t ModelSpec::active_params() const {
     int64_t p = embedding_params() + embedding_norm_params + final_norms * final_norm_params + lm_head_params() +
-                extra_params;
+                extra_params + vision_params;
     for (const auto& l : layers)
         p += l.attention_params() + l.ffn_params_active() + l.norm_params() + l.relative_attention_params;
     return p;

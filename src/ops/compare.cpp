@@ -1,6 +1,7 @@
 #include "ops/compare.hpp"
 
 #include <algorithm>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -261,6 +262,21 @@ double energy_kwh_per_million_tokens(const Job& job, const Plan& plan) {
     if (!(plan.time.tokens_per_step > 0)) return 0;
     const double kwh = o.power.node_w * job.system.nodes * plan.time.step_seconds / 3.6e6 * std::max(1.0, job.spec.ops.pue);
     return kwh / plan.time.tokens_per_step * 1e6;
+}
+
+std::vector<std::string> split_system_list(const std::string& list) {
+    std::vector<std::string> out;
+    std::stringstream ss(list);
+    std::string item;
+    while (std::getline(ss, item, ','))
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+std::vector<CompareRow> compare_systems(const Json& doc, const std::string& file, const std::vector<std::string>& systems) {
+    CompareOptions opt;
+    opt.systems = systems;
+    return compare_systems(doc, file, opt);
 }
 
 std::vector<CompareRow> compare_systems(const Json& doc, const std::string& file, const CompareOptions& opt) {

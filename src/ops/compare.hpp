@@ -32,6 +32,12 @@ struct CompareRow {
 
 std::vector<CompareRow> compare_systems(const Json& job_document, const std::string& job_file,
                                         const CompareOptions& options);
+// The job's own node count, no price overrides.
+std::vector<CompareRow> compare_systems(const Json& job_document, const std::string& job_file,
+                                        const std::vector<std::string>& systems);
+
+// "a,b,c" -> {a, b, c} (empty items dropped).
+std::vector<std::string> split_system_list(const std::string& list);
 
 // Cost and energy per million trained tokens: the whole job's (with its failures and checkpoints) when
 // data.tokens is given, else one step's at the node price and draw.

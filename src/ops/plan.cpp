@@ -51,7 +51,7 @@ void add_storage_weak_points(const Job& job, Plan& plan) {
 
 Plan make_plan(const Job& job, const PlanOptions& options) {
     Plan plan;
-    plan.memory = plan_memory(job);
+    plan.memory = plan_memory(job, &plan.memory_walk);
     if (options.limits) {
         plan.max_micro_batch = max_micro_batch(job);
         plan.max_seq_len = max_seq_len(job);

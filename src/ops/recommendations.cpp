@@ -1,6 +1,7 @@
 #include "ops/recommendations.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <functional>
 
 #include "ops/job_change.hpp"
@@ -44,6 +45,25 @@ std::string nvlink_system(const Job& job) {
         if (nvswitch && s.device.name.rfind(family, 0) == 0) return n;
     }
     return {};
+}
+
+// Tokens/s per GPU of `job` with only its GPU model replaced by `device` (same server, links and layout).
+double per_gpu_speed_with_device(const Job& job, const DeviceSpec& device) {
+    Job g = job;
+    g.system.device = device;
+    return plan_time(g, plan_memory(g)).tokens_per_second_per_gpu;
+}
+
+// A change that also swaps the GPU model (a PCIe card for its SXM sibling in an NVLink server) is two gains:
+// a faster GPU and the new links. Name both, each as its own speed-up.
+std::string split_gain(const Job& job, const TimeResult& before, const Job& trial, const TimeResult& after) {
+    if (trial.system.device.name == job.system.device.name || !(before.tokens_per_second_per_gpu > 0)) return {};
+    const double gpu_alone = per_gpu_speed_with_device(job, trial.system.device) / before.tokens_per_second_per_gpu;
+    const double total = after.tokens_per_second_per_gpu / before.tokens_per_second_per_gpu;
+    if (!(gpu_alone > 0)) return {};
+    return fmt::format("; also a different GPU ({} instead of {}): x{:.2f} per GPU from the GPU alone, x{:.2f} from the "
+                       "server's links and layout",
+                       trial.system.device.name, job.system.device.name, gpu_alone, total / gpu_alone);
 }
 
 std::vector<Candidate> candidates(const Job& base) {
@@ -177,6 +197,7 @@ std::vector<Recommendation> recommend(const Job& job, const MemoryResult& memory
                                    : time.step_seconds / t.step_seconds;
         if (!same_gpus)
             cand.what += " (" + std::to_string(trial.system.total_devices()) + " GPUs; speed-up per GPU)";
+        cand.what += split_gain(job, time, trial, t);
         if (speedup < 1.01 && memory.fits) continue;
         Recommendation r;
         r.addresses = cand.addresses;

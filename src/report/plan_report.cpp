@@ -4,11 +4,30 @@
 
 #include "report/table.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ftb {
 
 using OJson = nlohmann::ordered_json;
+
+namespace {
+
+bool ends_with_bytes(const std::string& k) { return k.size() >= 6 && k.compare(k.size() - 6, 6, "_bytes") == 0; }
+
+// Byte counts (keys ending in _bytes, and everything under `whole` mappings) print as whole numbers
+// (docs/output.md): the model's fractional bytes (NF4's half bytes) are rounded to the nearest byte.
+void whole_numbers(OJson& j, bool whole) {
+    if (j.is_number_float() && whole && std::isfinite(j.get<double>())) {
+        j = static_cast<int64_t>(std::llround(j.get<double>()));
+    } else if (j.is_object()) {
+        for (auto it = j.begin(); it != j.end(); ++it) whole_numbers(it.value(), whole || ends_with_bytes(it.key()));
+    } else if (j.is_array()) {
+        for (auto& e : j) whole_numbers(e, whole);
+    }
+}
+
+}  // namespace
 
 OJson memory_json(const MemoryResult& m) {
     OJson j;
@@ -40,6 +59,9 @@ OJson memory_json(const MemoryResult& m) {
     j["block_activation_bytes_per_token"] = {{"norms", a.norms}, {"projection_inputs", a.projections_in},
                                              {"attention", a.attention}, {"ffn", a.ffn},
                                              {"dropout_masks", a.dropout_masks}, {"total", a.total()}};
+    whole_numbers(j, false);
+    whole_numbers(j["breakdown"], true);   // bytes at the peak
+    whole_numbers(j["params"], true);      // parameter counts
     return j;
 }
 
@@ -69,6 +91,35 @@ OJson storage_json(const OperationsResult& o) {
     return {{"checkpoint", ck}, {"data", data}, {"note", o.storage_note.empty() ? OJson(nullptr) : OJson(o.storage_note)}};
 }
 
+
+OJson memory_walk_json(const MemoryWalk& walk) {
+    OJson points = OJson::array();
+    for (const auto& p : walk.points) {
+        const MemoryBreakdown& b = p.live;
+        points.push_back({{"phase", to_string(p.phase)}, {"block", p.block == -1 ? OJson(nullptr) : OJson(p.block)},
+                          {"allocated_bytes", b.allocated()}, {"weights", b.weights_bytes},
+                          {"gradients", b.gradients_bytes}, {"optimizer", b.optimizer_bytes},
+                          {"activations", b.activations_bytes}, {"logits", b.logits_bytes},
+                          {"temporary", b.temporary_bytes}});
+    }
+    return {{"stage", walk.stage}, {"points", points}};
+}
+
+namespace {
+
+// Communication on the step's critical path (the seconds attributed to a link) and what the schedule hid
+// under compute.
+OJson communication_json(const TimeResult& t) {
+    double exposed = 0;
+    for (const auto& p : t.breakdown)
+        if (p.resource == Resource::gpu_interconnect || p.resource == Resource::network || p.resource == Resource::pcie)
+            exposed += p.seconds;
+    return {{"seconds", t.communication_seconds}, {"exposed_seconds", exposed},
+            {"overlapped_seconds", std::max(0.0, t.communication_seconds - exposed)}};
+}
+
+}  // namespace
+
 OJson plan_json(const Job& job, const Plan& plan) {
     OJson j;
     j["job"] = job.spec.file;
@@ -81,13 +132,16 @@ OJson plan_json(const Job& job, const Plan& plan) {
     OJson breakdown = OJson::array();
     for (const auto& p : t.breakdown)
         breakdown.push_back({{"phase", p.phase}, {"seconds", p.seconds}, {"resource", to_string(p.resource)}});
-    j["step"] = {{"seconds", t.step_seconds}, {"breakdown", breakdown}, {"kernels_per_gpu", t.kernels_per_step}};
+    j["step"] = {{"seconds", t.step_seconds}, {"breakdown", breakdown}, {"kernels_per_gpu", t.kernels_per_step},
+                 {"communication", communication_json(t)}};
     j["throughput"] = {{"tokens_per_step", t.tokens_per_step},
                        {"tokens_per_second", t.tokens_per_second},
                        {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
                        {"mfu", t.mfu},
+                       {"mfu_6n", t.mfu_6n},
                        {"hfu", t.hfu},
                        {"model_flops_per_step", t.model_flops_per_step},
+                       {"model_flops_6n_per_step", t.model_flops_6n_per_step},
                        {"hardware_flops_per_step", t.hardware_flops_per_step}};
     j["bottleneck"] = {{"resource", to_string(t.bottleneck)}, {"share", t.bottleneck_share}, {"why", t.bottleneck_sentence}};
     OJson weak = OJson::array();
@@ -141,6 +195,8 @@ OJson plan_json(const Job& job, const Plan& plan) {
                          {"fits", f.memory.fits}});
     j["fits_with"] = fixes;
     j["accuracy_notes"] = plan.accuracy_notes;
+    j["memory_walk"] = memory_walk_json(plan.memory_walk);
+    whole_numbers(j, false);
     return j;
 }
 
@@ -251,9 +307,9 @@ std::string plan_text(const Job& job, const Plan& plan) {
                            ? fmt::format(" (beyond the model's {} trained positions)", job.model.max_positions)
                            : "");
     const TimeResult& tm = plan.time;
-    out += fmt::format("\n  step: {} per optimizer step ({} micro-batch{} per {}), {:.0f} tokens/s ({:.0f} per {}), MFU {:.1f}%, HFU {:.1f}%\n",
+    out += fmt::format("\n  step: {} per optimizer step ({} micro-batch{} per {}), {:.0f} tokens/s ({:.0f} per {}), MFU {:.1f}% (6N {:.1f}%), HFU {:.1f}%\n",
                        fmt_seconds(tm.step_seconds), js.grad_accumulation(), js.grad_accumulation() > 1 ? "es" : "", unit,
-                       tm.tokens_per_second, tm.tokens_per_second_per_gpu, unit, 100 * tm.mfu, 100 * tm.hfu);
+                       tm.tokens_per_second, tm.tokens_per_second_per_gpu, unit, 100 * tm.mfu, 100 * tm.mfu_6n, 100 * tm.hfu);
     TextTable st({"where the step goes", "seconds", "share", "resource"}, {false, true, true, false});
     for (const auto& p : tm.breakdown)
         st.add({p.phase, fmt_seconds(p.seconds), fmt_percent(p.seconds / tm.step_seconds), to_string(p.resource)});
@@ -262,9 +318,13 @@ std::string plan_text(const Job& job, const Plan& plan) {
     if (!plan.weak_points.empty()) {
         out += "  weak points (each resource made 2x better, re-scheduled):\n";
         for (const auto& w : plan.weak_points) {
-            if (w.resource == Resource::memory_capacity)
-                out += fmt::format("    - {}: {:.0f}% of the {} left\n", w.what, 100 * w.impact,
-                                   cpu ? "socket's RAM" : "GPU memory");
+            const char* room = cpu ? "socket's RAM" : "GPU memory";
+            if (w.resource == Resource::memory_capacity && w.impact >= 0)
+                out += fmt::format("    - {}: {:.0f}% of the {} left\n", w.what, 100 * w.impact, room);
+            else if (w.resource == Resource::memory_capacity)   // negative headroom: say by how much it is over
+                out += fmt::format("    - {}: over by {:.1f} GiB ({:.0f}% more than the {} has)\n", w.what,
+                                   -w.impact * m.capacity_bytes / 1073741824.0, -100 * w.impact,
+                                   cpu ? "socket's share of RAM" : "GPU");
             else
                 out += fmt::format("    - {} ({}): step {:.2f}x faster\n", w.what, to_string(w.resource), w.impact);
         }
@@ -283,8 +343,12 @@ std::string plan_text(const Job& job, const Plan& plan) {
         }
     }
     const OperationsResult& o = plan.ops;
-    out += fmt::format("\n  power: {:.0f} W per {}, {:.0f} W per node", o.power.device_w,
-                       job.system.cpu_only ? "socket" : "GPU", o.power.node_w);
+    if (job.system.device.tdp_w <= 0)   // e.g. a probed system whose power limit could not be read
+        out += fmt::format("\n  power: unknown (the {} has no power figures: give tdp_w and idle_w in the system file)",
+                           job.system.device.name);
+    else
+        out += fmt::format("\n  power: {:.0f} W per {}, {:.0f} W per node", o.power.device_w,
+                           job.system.cpu_only ? "socket" : "GPU", o.power.node_w);
     if (o.power.psu_known)
         out += fmt::format(" against {:.0f} W of supplies ({:.0f} W after losing {} redundant)", o.power.psu_capacity_w,
                            o.power.psu_capacity_after_failure_w, o.power.psu_failures_tolerated);

@@ -9,6 +9,7 @@
 namespace ftb {
 
 nlohmann::ordered_json memory_json(const MemoryResult& m);
+nlohmann::ordered_json memory_walk_json(const MemoryWalk& walk);
 nlohmann::ordered_json plan_json(const Job& job, const Plan& plan);
 nlohmann::ordered_json price_json(const std::optional<NodePrice>& price);   // null when no price is known
 nlohmann::ordered_json storage_json(const OperationsResult& ops);

@@ -7,7 +7,9 @@
 #include <filesystem>
 
 #include "ftbound/error.hpp"
+#include "spec/catalog_names.hpp"
 #include "spec/hf_config.hpp"
+#include "spec/job_keys.hpp"
 
 namespace fs = std::filesystem;
 
@@ -31,14 +33,14 @@ std::string exe_relative_data_dir() {
     return (exe.parent_path().parent_path() / "share" / "ftbound" / "data").string();
 }
 
-PeakTflops read_tflops(const Fields& f) {
-    f.reject_unknown({"fp32", "tf32", "fp16", "bf16", "fp8"});
-    PeakTflops t;
-    t.fp32 = f.get_number("fp32", 0, 1e6).value_or(0);
-    t.tf32 = f.get_number("tf32", 0, 1e6).value_or(0);
-    t.fp16 = f.get_number("fp16", 0, 1e6).value_or(0);
-    t.bf16 = f.get_number("bf16", 0, 1e6).value_or(0);
-    t.fp8 = f.get_number("fp8", 0, 1e6).value_or(0);
+// Rates not given keep `t` (zeros for a new device, the base's for a variant).
+PeakTflops read_tflops(const Fields& f, PeakTflops t) {
+    f.reject_unknown(job_keys("hardware.gpu.tflops"));
+    t.fp32 = f.get_number("fp32", 0, 1e6).value_or(t.fp32);
+    t.tf32 = f.get_number("tf32", 0, 1e6).value_or(t.tf32);
+    t.fp16 = f.get_number("fp16", 0, 1e6).value_or(t.fp16);
+    t.bf16 = f.get_number("bf16", 0, 1e6).value_or(t.bf16);
+    t.fp8 = f.get_number("fp8", 0, 1e6).value_or(t.fp8);
     return t;
 }
 
@@ -65,8 +67,12 @@ bool looks_like_path(const std::string& s) {
 const Catalog& Catalog::instance() {
     static const Catalog cat = [] {
         if (const char* env = std::getenv("FTBOUND_DATA"); env && *env) return Catalog(env);
-        if (fs::exists(fs::path(FTBOUND_DATA_DIR) / "README.md")) return Catalog(FTBOUND_DATA_DIR);
-        return Catalog(exe_relative_data_dir());
+        // An installed binary uses its own catalog (cmake --install puts it in ../share/ftbound/data), never
+        // the build machine's source tree; a binary in the build tree falls back to that tree's data/.
+        std::error_code ec;
+        if (const std::string installed = exe_relative_data_dir(); !installed.empty() && fs::is_directory(installed, ec))
+            return Catalog(installed);
+        return Catalog(FTBOUND_DATA_DIR);
     }();
     return cat;
 }
@@ -100,6 +106,12 @@ std::string Catalog::path_of(const std::string& section, const std::string& name
     return (fs::path(data_dir_) / section_dir(section) / (name + section_ext(section))).string();
 }
 
+std::vector<std::string> Catalog::aliases_of(const std::string& section, const std::string& name) const {
+    if (section == "models") return {};   // a model file is its config.json, verbatim
+    const std::string p = path_of(section, name);
+    return Fields(document(p), p, "").get_string_list("aliases");
+}
+
 std::string Catalog::resolve(const std::string& section, const std::string& name, const InputSite& site,
                              const char* what) const {
     if (name.find("..") == std::string::npos) {
@@ -107,18 +119,50 @@ std::string Catalog::resolve(const std::string& section, const std::string& name
         std::error_code ec;
         if (fs::is_regular_file(p, ec)) return p;
     }
-    auto all = names(section);
-    // Model ids are case-insensitive on the Hub; accept a case-only difference.
-    for (const auto& n : all) {
-        if (n.size() == name.size() &&
-            std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) { return std::tolower(a) == std::tolower(b); }))
-            return path_of(section, n);
+    const auto all = names(section);
+    // Same name up to case and separators (models: also without organisation and variant words), then aliases.
+    const bool model = section == "models";
+    const std::string key = model ? model_key(name) : folded_name(name);
+    std::vector<std::string> hits;
+    for (const auto& n : all)
+        if ((model ? model_key(n) : folded_name(n)) == key) hits.push_back(n);
+    // A model named with words in front (Meta-Llama-3.1-8B, as torchtune's download folders are) or without them:
+    // one key ends the other, and the shorter still names a size.
+    if (hits.empty() && model) {
+        auto ends_with = [](const std::string& a, const std::string& b) {
+            return a.size() > b.size() && a.compare(a.size() - b.size(), b.size(), b) == 0 && a[a.size() - b.size() - 1] == '-';
+        };
+        for (const auto& n : all) {
+            const std::string k = model_key(n);
+            const std::string& shorter = k.size() < key.size() ? k : key;
+            if ((ends_with(key, k) || ends_with(k, key)) && model_name_parts(shorter).size > 0) hits.push_back(n);
+        }
     }
-    std::string hint = did_you_mean(name, all);
+    if (hits.empty() && !model)
+        for (const auto& n : all)
+            for (const auto& a : aliases_of(section, n))
+                if (folded_name(a) == key) hits.push_back(n);
+    if (hits.size() == 1) return path_of(section, hits.front());
+    if (hits.size() > 1) {
+        std::string list;
+        for (const auto& h : hits) list += (list.empty() ? "" : ", ") + h;
+        throw InputError(site.file, site.field, "'" + name + "' could be any of " + list + "; give the full name");
+    }
+    std::vector<std::string> suggestions;
+    if (model) {
+        suggestions = suggest_models(name, all);
+    } else {
+        std::vector<std::string> candidates = all;
+        std::vector<std::string> owner = all;
+        for (const auto& n : all)
+            for (const auto& a : aliases_of(section, n)) candidates.push_back(folded_name(a)), owner.push_back(n);
+        const std::string hint = did_you_mean(folded_name(name), candidates);
+        if (!hint.empty()) suggestions.push_back(owner[size_t(std::find(candidates.begin(), candidates.end(), hint) - candidates.begin())]);
+    }
     throw InputError(site.file, site.field,
-                     std::string("unknown ") + what + " '" + name + "'" +
-                         (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; `ftbound catalog " +
-                         (section == "cpus" || section == "links" ? "" : section) + "` lists the known names");
+                     std::string("unknown ") + what + " '" + name + "'" + did_you_mean_phrase(suggestions) +
+                         "; `ftbound catalog " + (section == "cpus" || section == "links" ? "" : section) +
+                         "` lists the known names");
 }
 
 ModelSpec Catalog::model(const std::string& name_or_path, const InputSite& site) const {
@@ -132,26 +176,27 @@ ModelSpec Catalog::model(const std::string& name_or_path, const InputSite& site)
     return model_from_hf_config(Fields(doc, path, ""), name_or_path);
 }
 
-DeviceSpec Catalog::read_device(const Fields& f, DeviceKind kind) const {
-    f.reject_unknown({"name", "kind", "vendor", "memory", "memory_bandwidth_GBps", "tflops", "sm_count", "tdp_w",
-                      "idle_w", "host_link", "cuda_context_bytes", "cores", "base_ghz", "all_core_turbo_ghz",
-                      "memory_channels", "pcie_lanes", "pcie_gen", "sources", "notes", "architecture",
-                      "memory_type", "form_factor", "base", "nvlink_GBps", "boost_ghz", "l2_cache_bytes", "released"});
-    DeviceSpec d;
+DeviceSpec Catalog::read_device(const Fields& f, DeviceKind kind, const DeviceSpec* base) const {
+    // The same fields as an inline hardware.gpu in a job file.
+    f.reject_unknown(job_keys("hardware.gpu"));
+    DeviceSpec d = base ? *base : DeviceSpec{};
     d.kind = kind;
-    d.name = f.get_string("name").value_or("");
-    d.vendor = f.get_string("vendor").value_or("");
-    d.memory_bytes = f.get_size_bytes("memory").value_or(0);
-    d.memory_bandwidth_GBps = f.get_number("memory_bandwidth_GBps", 0, 1e6).value_or(0);
-    if (f.has("tflops")) d.peak_tflops = read_tflops(f.child("tflops"));
-    d.sm_count = static_cast<int>(f.get_int("sm_count", 0, 100000).value_or(0));
-    d.tdp_w = f.get_number("tdp_w", 0, 1e5).value_or(0);
-    d.idle_w = f.get_number("idle_w", 0, 1e5).value_or(0);
-    d.host_link = f.get_string("host_link").value_or(kind == DeviceKind::gpu ? "pcie5" : "");
-    d.cuda_context_bytes = f.get_size_bytes("cuda_context_bytes").value_or(0);
-    d.cores = static_cast<int>(f.get_int("cores", 0, 100000).value_or(0));
-    d.base_ghz = f.get_number("all_core_turbo_ghz", 0, 20).value_or(f.get_number("base_ghz", 0, 20).value_or(0));
-    d.memory_channels = static_cast<int>(f.get_int("memory_channels", 0, 64).value_or(0));
+    d.name = f.get_string("name").value_or(d.name);
+    d.vendor = f.get_string("vendor").value_or(d.vendor);
+    if (auto m = f.get_size_bytes("memory")) {
+        if (*m <= 0) f.fail("memory", "must be positive");
+        d.memory_bytes = *m;
+    }
+    d.memory_bandwidth_GBps = f.get_number("memory_bandwidth_GBps", 0, 1e6).value_or(d.memory_bandwidth_GBps);
+    if (f.has("tflops")) d.peak_tflops = read_tflops(f.child("tflops"), d.peak_tflops);
+    d.sm_count = static_cast<int>(f.get_int("sm_count", 0, 100000).value_or(d.sm_count));
+    d.tdp_w = f.get_number("tdp_w", 0, 1e5).value_or(d.tdp_w);
+    d.idle_w = f.get_number("idle_w", 0, 1e5).value_or(d.idle_w);
+    d.host_link = f.get_string("host_link").value_or(base ? d.host_link : (kind == DeviceKind::gpu ? "pcie5" : ""));
+    d.cuda_context_bytes = f.get_size_bytes("cuda_context_bytes").value_or(d.cuda_context_bytes);
+    d.cores = static_cast<int>(f.get_int("cores", 0, 100000).value_or(d.cores));
+    d.base_ghz = f.get_number("all_core_turbo_ghz", 0, 20).value_or(f.get_number("base_ghz", 0, 20).value_or(d.base_ghz));
+    d.memory_channels = static_cast<int>(f.get_int("memory_channels", 0, 64).value_or(d.memory_channels));
     if (kind == DeviceKind::gpu) {
         if (d.memory_bytes <= 0) f.fail("memory", "a GPU needs its memory size (e.g. 80GiB)");
         if (d.memory_bandwidth_GBps <= 0) f.fail("memory_bandwidth_GBps", "a GPU needs its memory bandwidth");
@@ -163,8 +208,7 @@ DeviceSpec Catalog::read_device(const Fields& f, DeviceKind kind) const {
 }
 
 LinkSpec Catalog::read_link(const Fields& f) const {
-    f.reject_unknown({"name", "bandwidth_GBps", "latency_us", "achievable_fraction", "sources", "notes", "lanes",
-                      "generation", "count"});
+    f.reject_unknown(job_keys("hardware.intra_node"));   // the same fields as an inline link in a job file
     LinkSpec l;
     l.name = f.get_string("name").value_or("inline");
     auto bw = f.get_number("bandwidth_GBps", 0, 1e6);
@@ -221,7 +265,7 @@ SystemSpec Catalog::system(const std::string& name_or_path, const InputSite& sit
 }
 
 SystemSpec Catalog::read_system(const Fields& f) const {
-    f.reject_unknown({"name", "vendor", "gpu", "gpus_per_node", "cpu", "sockets", "cpu_only", "host_memory",
+    f.reject_unknown({"name", "aliases", "vendor", "gpu", "gpus_per_node", "cpu", "sockets", "cpu_only", "host_memory",
                       "inter_node", "storage", "power", "node_base_power_w", "components", "links", "sources",
                       "notes", "measured_fields", "samples", "form_factor", "nvlink_bridges"});
     SystemSpec s;

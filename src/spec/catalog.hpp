@@ -23,7 +23,8 @@ struct InputSite {
 
 class Catalog {
 public:
-    // The data folder: $FTBOUND_DATA, else the source tree's data/ compiled in, else <exe>/../share/ftbound/data.
+    // The data folder: $FTBOUND_DATA, else <exe>/../share/ftbound/data (an installed binary), else the source
+    // tree's data/ compiled in (a binary in the build tree).
     static const Catalog& instance();
     explicit Catalog(std::string data_dir);
 
@@ -31,6 +32,8 @@ public:
     // Names in one section: models, gpus, cpus, links, networks, systems, frameworks.
     std::vector<std::string> names(const std::string& section) const;
     std::string path_of(const std::string& section, const std::string& name) const;
+    // Other names an entry's file lists (`aliases:`); models have none (their file is the config.json).
+    std::vector<std::string> aliases_of(const std::string& section, const std::string& name) const;
 
     ModelSpec model(const std::string& name_or_path, const InputSite& site) const;
     DeviceSpec gpu(const std::string& name, const InputSite& site) const;
@@ -43,7 +46,8 @@ public:
     std::optional<NodePrice> price(const std::string& system_name) const;   // empty: no price for it
 
     // Readers for one entry's fields (also used for inline mappings in job files).
-    DeviceSpec read_device(const Fields& f, DeviceKind kind) const;
+    // `base`: a catalog device whose fields the mapping replaces (a variant part), or null for a new device.
+    DeviceSpec read_device(const Fields& f, DeviceKind kind, const DeviceSpec* base = nullptr) const;
     LinkSpec read_link(const Fields& f) const;
     NetworkSpec read_network(const Fields& f) const;
     SystemSpec read_system(const Fields& f) const;
@@ -51,6 +55,7 @@ public:
 private:
     // Catalog files are parsed once per process (a plan reads the same link files many times).
     const Json& document(const std::string& path) const;
+    // The file of a catalog entry: its name, the same name up to case and separators (docs/job-file.md), or an alias.
     std::string resolve(const std::string& section, const std::string& name, const InputSite& site,
                         const char* what) const;
     std::string data_dir_;

@@ -52,17 +52,58 @@ void check_kv(const Fields& f, const char* key, int64_t heads, int64_t kv) {
         f.fail(key, std::to_string(kv) + " key/value heads do not divide " + std::to_string(heads) + " attention heads");
 }
 
-// llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, gemma, gemma2, phi3: the Llama layout with variations.
+// The layer indices listed in a config field (qwen2_moe / qwen3_moe mlp_only_layers).
+std::vector<int64_t> layer_list(const Fields& f, const char* key) {
+    std::vector<int64_t> out;
+    if (!f.has(key)) return out;
+    const Json& arr = *f.raw(key);
+    if (!arr.is_array()) f.fail(key, "expected a list of layer indices");
+    for (const auto& v : arr) {
+        if (!v.is_number_integer()) f.fail(key, "expected a list of layer indices");
+        out.push_back(v.get<int64_t>());
+    }
+    return out;
+}
+
+// Which layers attend within a sliding window. Gemma 3: `layer_types` when given, else every
+// sliding_window_pattern-th layer is global (Gemma3DecoderLayer: is_sliding = (i + 1) % pattern != 0).
+// Qwen2-style: only with use_sliding_window, from layer max_window_layers on (Qwen2Attention).
+int64_t sliding_window_of(const Fields& f, const std::string& type, int64_t i, int64_t layers) {
+    if (type == "gemma3_text") {
+        const int64_t window = opt_int(f, {"sliding_window"}, 4096);
+        if (f.has("layer_types")) {
+            const Json& t = *f.raw("layer_types");
+            if (!t.is_array() || static_cast<int64_t>(t.size()) != layers || !t[size_t(i)].is_string())
+                f.fail("layer_types", "expected one of sliding_attention | full_attention per layer");
+            return t[size_t(i)].get<std::string>() == "sliding_attention" ? window : 0;
+        }
+        return (i + 1) % opt_int(f, {"sliding_window_pattern"}, 6, 1) != 0 ? window : 0;
+    }
+    if (type == "gemma2") return i % 2 == 0 ? opt_int(f, {"sliding_window"}, 4096) : 0;
+    if (type == "mistral" || type == "mixtral") return opt_int(f, {"sliding_window"}, 0);
+    if (type == "qwen2" || type == "qwen2_moe" || type == "qwen3" || type == "qwen3_moe") {
+        if (!opt_bool(f, "use_sliding_window", false)) return 0;
+        return i >= opt_int(f, {"max_window_layers"}, layers) ? opt_int(f, {"sliding_window"}, 4096) : 0;
+    }
+    return 0;
+}
+
+// llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi3: the Llama
+// layout with variations.
 ModelSpec read_llama_like(const Fields& f, const std::string& type) {
     ModelSpec m;
+    const bool gemma3 = type == "gemma3_text";
     m.hidden = need_int(f, {"hidden_size"});
-    m.vocab = need_int(f, {"vocab_size"});
+    // Gemma3TextConfig defaults (transformers configuration_gemma3.py): the published Gemma 3 config.json files
+    // leave vocabulary, heads and head_dim at them.
+    m.vocab = gemma3 ? opt_int(f, {"vocab_size"}, 262208, 1) : need_int(f, {"vocab_size"});
     const int64_t layers = need_int(f, {"num_hidden_layers"}, 1, kMaxLayers);
-    const int64_t heads = need_int(f, {"num_attention_heads"});
-    const int64_t kv = opt_int(f, {"num_key_value_heads"}, heads, 1);
+    const int64_t heads = gemma3 ? opt_int(f, {"num_attention_heads"}, 8, 1) : need_int(f, {"num_attention_heads"});
+    const int64_t kv = opt_int(f, {"num_key_value_heads"}, gemma3 ? 4 : heads, 1);
     check_kv(f, "num_key_value_heads", heads, kv);
     int64_t head_dim;
     if (f.has("head_dim")) head_dim = *f.get_int("head_dim", 1, 1 << 20);
+    else if (gemma3) head_dim = 256;
     else {
         check_divisible(f, "num_attention_heads", m.hidden, heads);
         head_dim = m.hidden / heads;
@@ -74,8 +115,8 @@ ModelSpec read_llama_like(const Fields& f, const std::string& type) {
     m.norm = NormKind::rmsnorm;
     m.position = PositionKind::rotary;
     m.final_norm_params = m.hidden;
-    // Tied embeddings: gemma/gemma2 always tie (GemmaForCausalLM); the rest default per class (False).
-    const bool tie_default = type == "gemma" || type == "gemma2";
+    // Tied embeddings: gemma, gemma2, gemma3 tie (their config classes default to True); the rest default to False.
+    const bool tie_default = type.rfind("gemma", 0) == 0;
     m.tie_word_embeddings = opt_bool(f, "tie_word_embeddings", tie_default);
     m.activation = f.get_string("hidden_act").value_or(type.rfind("gemma", 0) == 0 ? "gelu_pytorch_tanh" : "silu");
 
@@ -83,47 +124,125 @@ ModelSpec read_llama_like(const Fields& f, const std::string& type) {
     l.ffn_kind = FfnKind::gated;
     // Qwen2 and Qwen2-MoE put biases on q/k/v (hard-coded in modeling_qwen2.py); llama-style classes read attention_bias.
     l.qkv_bias = (type == "qwen2" || type == "qwen2_moe") ? true : opt_bool(f, "attention_bias", false);
-    l.o_bias = (type == "llama" || type == "qwen3") ? opt_bool(f, "attention_bias", false) : false;
+    const bool qk_normed = type == "qwen3" || type == "qwen3_moe" || gemma3;
+    l.o_bias = (type == "llama" || qk_normed) ? opt_bool(f, "attention_bias", false) : false;
+    if (gemma3) l.qkv_bias = opt_bool(f, "attention_bias", false);
     l.mlp_bias = type == "llama" ? opt_bool(f, "mlp_bias", false) : false;
-    if (type == "qwen3") {
+    if (qk_normed) {
         l.qk_norm = true;
         l.qk_norm_params = 2 * head_dim;   // q_norm and k_norm: RMSNorm(head_dim) each
     }
-    l.norms = type == "gemma2" ? 4 : 2;    // gemma2 adds pre/post feed-forward norms
-    if (type == "mistral" || type == "mixtral" || type == "qwen2")
-        l.sliding_window = f.has("sliding_window") ? opt_int(f, {"sliding_window"}, 0) : 0;
+    l.norms = (type == "gemma2" || gemma3) ? 4 : 2;    // pre/post attention and pre/post feed-forward norms
 
     if (type == "mixtral") {
         l.experts = opt_int(f, {"num_local_experts"}, 8, 1);
         l.experts_per_token = opt_int(f, {"num_experts_per_tok"}, 2, 1);
     }
-    std::vector<int64_t> mlp_only;
-    int64_t sparse_step = 1;
-    if (type == "qwen2_moe") {
-        if (f.has("mlp_only_layers")) {
-            const Json& arr = *f.raw("mlp_only_layers");
-            if (!arr.is_array()) f.fail("mlp_only_layers", "expected a list of layer indices");
-            for (const auto& v : arr) {
-                if (!v.is_number_integer()) f.fail("mlp_only_layers", "expected a list of layer indices");
-                mlp_only.push_back(v.get<int64_t>());
-            }
-        }
-        sparse_step = opt_int(f, {"decoder_sparse_step"}, 1, 1);
-    }
+    // Qwen MoE: a sparse block wherever the layer is not listed in mlp_only_layers and (i + 1) is a multiple
+    // of decoder_sparse_step (Qwen2MoeDecoderLayer, Qwen3MoeDecoderLayer). Defaults per config class.
+    const bool qwen_moe = type == "qwen2_moe" || type == "qwen3_moe";
+    const std::vector<int64_t> mlp_only = qwen_moe ? layer_list(f, "mlp_only_layers") : std::vector<int64_t>{};
+    const int64_t sparse_step = qwen_moe ? opt_int(f, {"decoder_sparse_step"}, 1, 1) : 1;
     for (int64_t i = 0; i < layers; ++i) {
         LayerSpec li = l;
-        if (type == "gemma2") li.sliding_window = (i % 2 == 0) ? opt_int(f, {"sliding_window"}, 4096) : 0;
-        if (type == "qwen2_moe") {
-            const int64_t experts = opt_int(f, {"num_experts"}, 60);
+        li.sliding_window = sliding_window_of(f, type, i, layers);
+        if (qwen_moe) {
+            const bool v2 = type == "qwen2_moe";
+            const int64_t experts = opt_int(f, {"num_experts"}, v2 ? 60 : 128);
             const bool sparse = std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end() && experts > 0 &&
                                 (i + 1) % sparse_step == 0;
             if (sparse) {
                 li.experts = experts;
-                li.experts_per_token = opt_int(f, {"num_experts_per_tok"}, 4, 1);
-                li.ffn_intermediate = opt_int(f, {"moe_intermediate_size"}, 1408, 1);
-                li.shared_expert_intermediate = opt_int(f, {"shared_expert_intermediate_size"}, 5632, 0);
+                li.experts_per_token = opt_int(f, {"num_experts_per_tok"}, v2 ? 4 : 8, 1);
+                li.ffn_intermediate = opt_int(f, {"moe_intermediate_size"}, v2 ? 1408 : 768, 1);
+                if (v2) li.shared_expert_intermediate = opt_int(f, {"shared_expert_intermediate_size"}, 5632, 0);
                 li.shared_expert_gate = li.shared_expert_intermediate > 0;
             }
+        }
+        m.layers.push_back(li);
+    }
+    return m;
+}
+
+// SiglipVisionModel (transformers modeling_siglip.py) as Gemma 3 uses it: patch embedding (Conv2d with bias),
+// learned positions ((image/patch)^2), blocks of q/k/v/o and fc1/fc2 with biases and two LayerNorms with bias,
+// post_layernorm; the attention-pooling head only with vision_use_head.
+int64_t siglip_vision_params(const Fields& v) {
+    const int64_t h = opt_int(v, {"hidden_size"}, 768, 1);
+    const int64_t inter = opt_int(v, {"intermediate_size"}, 3072, 1);
+    const int64_t layers = opt_int(v, {"num_hidden_layers"}, 12, 1, kMaxLayers);
+    const int64_t image = opt_int(v, {"image_size"}, 224, 1);
+    const int64_t patch = opt_int(v, {"patch_size"}, 16, 1);
+    const int64_t channels = opt_int(v, {"num_channels"}, 3, 1);
+    if (image % patch != 0) v.fail("patch_size", "does not divide image_size " + std::to_string(image));
+    const int64_t positions = (image / patch) * (image / patch);
+    const int64_t mlp = h * inter + inter + inter * h + h;
+    const int64_t block = 4 * (h * h + h) + mlp + 2 * 2 * h;
+    int64_t p = channels * patch * patch * h + h + positions * h + layers * block + 2 * h;
+    // SiglipMultiheadAttentionPoolingHead: probe, nn.MultiheadAttention (in_proj 3h x h + 3h, out_proj), LayerNorm, MLP.
+    if (opt_bool(v, "vision_use_head", true)) p += h + 3 * h * h + 3 * h + h * h + h + 2 * h + mlp;
+    return p;
+}
+
+// gemma3 (Gemma3ForConditionalGeneration): the text model from text_config, plus the SigLIP vision tower and
+// Gemma3MultiModalProjector (mm_input_projection_weight [vision hidden x text hidden], mm_soft_emb_norm
+// RMSNorm(vision hidden)), which fine-tuning holds in memory as frozen or trained weights.
+ModelSpec read_gemma3(const Fields& f) {
+    if (!f.has("text_config")) f.fail("text_config", "missing (the language model's config)");
+    ModelSpec m = read_llama_like(f.child("text_config"), "gemma3_text");
+    if (f.has("vision_config")) {
+        Fields v = f.child("vision_config");
+        const int64_t vh = opt_int(v, {"hidden_size"}, 768, 1);
+        m.vision_params = siglip_vision_params(v) + vh * m.hidden + vh;
+    }
+    return m;
+}
+
+// deepseek_v3 (DeepseekV3ForCausalLM, transformers modeling_deepseek_v3.py): multi-head latent attention in every
+// layer; the first first_k_dense_replace layers have a dense MLP of intermediate_size, the others (every
+// moe_layer_freq-th) n_routed_experts experts of moe_intermediate_size, a router with a per-expert correction bias
+// and n_shared_experts shared experts in one MLP. The multi-token-prediction layer (num_nextn_predict_layers) is not
+// part of the model transformers builds and is not counted.
+ModelSpec read_deepseek_v3(const Fields& f) {
+    ModelSpec m;
+    m.hidden = need_int(f, {"hidden_size"});
+    m.vocab = need_int(f, {"vocab_size"});
+    const int64_t layers = need_int(f, {"num_hidden_layers"}, 1, kMaxLayers);
+    const int64_t heads = need_int(f, {"num_attention_heads"});
+    m.max_positions = opt_int(f, {"max_position_embeddings"}, 4096);
+    m.norm = NormKind::rmsnorm;
+    m.position = PositionKind::rotary;
+    m.final_norm_params = m.hidden;
+    m.tie_word_embeddings = opt_bool(f, "tie_word_embeddings", false);
+    m.activation = f.get_string("hidden_act").value_or("silu");
+    const int64_t nope = opt_int(f, {"qk_nope_head_dim"}, 128, 1);
+    const int64_t rope = opt_int(f, {"qk_rope_head_dim"}, 64, 1);
+    LayerSpec l = base_layer(m.hidden, heads, heads, nope + rope, need_int(f, {"intermediate_size"}));
+    l.ffn_kind = FfnKind::gated;
+    l.q_lora_rank = f.has("q_lora_rank") && !f.raw("q_lora_rank")->is_null() ? opt_int(f, {"q_lora_rank"}, 0) : 0;
+    l.kv_lora_rank = need_int(f, {"kv_lora_rank"});
+    l.qk_rope_head_dim = rope;
+    l.v_head_dim = opt_int(f, {"v_head_dim"}, 128, 1);
+    l.qkv_bias = l.o_bias = opt_bool(f, "attention_bias", false);
+    // Exact counts stay in int64: refuse shapes whose products leave it before multiplying them.
+    const double q_in = double(l.q_lora_rank > 0 ? l.q_lora_rank : m.hidden);
+    if (double(heads) * double(nope + rope) * q_in > 1e15 ||
+        double(l.kv_lora_rank) * double(heads) * double(nope + l.v_head_dim) > 1e15 ||
+        double(heads) * double(l.v_head_dim) * double(m.hidden) > 1e15)
+        f.fail("kv_lora_rank", "the attention shapes describe more than 10^15 parameters");
+    const int64_t first_dense = opt_int(f, {"first_k_dense_replace"}, 3);
+    const int64_t freq = opt_int(f, {"moe_layer_freq"}, 1, 1);
+    const int64_t routed = opt_int(f, {"n_routed_experts"}, 256);
+    if (double(routed) * 3 * double(m.hidden) * double(opt_int(f, {"moe_intermediate_size"}, 2048, 1)) > 1e15)
+        f.fail("n_routed_experts", "the experts describe more than 10^15 parameters");
+    for (int64_t i = 0; i < layers; ++i) {
+        LayerSpec li = l;
+        if (routed > 0 && i >= first_dense && i % freq == 0) {
+            li.experts = routed;
+            li.experts_per_token = opt_int(f, {"num_experts_per_tok"}, 8, 1);
+            li.ffn_intermediate = opt_int(f, {"moe_intermediate_size"}, 2048, 1);
+            li.shared_expert_intermediate = li.ffn_intermediate * opt_int(f, {"n_shared_experts"}, 1);
+            li.router_bias = true;   // gate.e_score_correction_bias
         }
         m.layers.push_back(li);
     }
@@ -444,10 +563,10 @@ void read_dropout(const Fields& f, const std::string& t, ModelSpec& m) {
 }  // namespace
 
 const std::vector<std::string>& supported_model_types() {
-    static const std::vector<std::string> types = {"llama", "mistral", "mixtral", "qwen2",  "qwen2_moe", "qwen3",
-                                                   "gemma", "gemma2",  "phi",     "phi3",   "gpt2",      "gpt_neox",
-                                                   "mpt",   "falcon",  "bloom",   "stablelm", "opt",     "t5",
-                                                   "mt5"};
+    static const std::vector<std::string> types = {
+        "llama", "mistral", "mixtral", "qwen2",    "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3",
+        "gemma3_text", "deepseek_v3", "phi", "phi3", "gpt2", "gpt_neox", "mpt",  "falcon",    "bloom", "stablelm",
+        "opt",   "t5",      "mt5"};
     return types;
 }
 
@@ -457,10 +576,10 @@ ModelSpec model_from_hf_config(const Fields& f, const std::string& name) {
     const auto& types = supported_model_types();
     if (std::find(types.begin(), types.end(), *type) == types.end()) {
         std::string hint = did_you_mean(*type, types);
+        std::string list;
+        for (const auto& t : types) list += (list.empty() ? "" : ", ") + t;
         f.fail("model_type", "unsupported family '" + *type + "'" +
-                                 (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
-                                 "; supported: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, gemma, gemma2, phi, "
-                                 "phi3, gpt2, gpt_neox, mpt, falcon, bloom, stablelm, opt, t5");
+                                 (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; supported: " + list);
     }
     ModelSpec m;
     const std::string& t = *type;
@@ -473,8 +592,10 @@ ModelSpec model_from_hf_config(const Fields& f, const std::string& name) {
     else if (t == "stablelm") m = read_stablelm(f);
     else if (t == "opt") m = read_opt(f);
     else if (t == "t5" || t == "mt5") m = read_t5(f);   // mT5 is the T5 architecture
+    else if (t == "gemma3") m = read_gemma3(f);
+    else if (t == "deepseek_v3") m = read_deepseek_v3(f);
     else m = read_llama_like(f, t);
-    read_dropout(f, t, m);
+    read_dropout(t == "gemma3" ? f.child("text_config") : f, t, m);
     // Exact counts stay in int64 (shapes are bounded above); refuse models beyond any hardware anyway.
     double total = double(m.vocab) * double(m.hidden) * 2;
     for (const auto& l : m.layers) total += double(l.params());

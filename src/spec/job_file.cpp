@@ -7,6 +7,7 @@
 #include "ftbound/error.hpp"
 #include "spec/catalog.hpp"
 #include "spec/hf_config.hpp"
+#include "spec/job_keys.hpp"
 #include "memory/training_setup.hpp"
 #include "system/topology.hpp"
 
@@ -51,6 +52,8 @@ const std::vector<std::pair<std::string, PipelineSchedule>> kSchedules = {
     {"interleaved", PipelineSchedule::interleaved}};
 const std::vector<std::pair<std::string, OffloadTarget>> kOffload = {
     {"none", OffloadTarget::none}, {"cpu", OffloadTarget::cpu}, {"nvme", OffloadTarget::nvme}};
+const std::vector<std::pair<std::string, OffloadTarget>> kActivationOffload = {{"none", OffloadTarget::none},
+                                                                             {"cpu", OffloadTarget::cpu}};
 const std::vector<std::pair<std::string, WeightsMode>> kWeights = {{"mixed", WeightsMode::mixed},
                                                                    {"pure", WeightsMode::pure}};
 
@@ -69,9 +72,7 @@ std::string relative_to(const std::string& file, const std::string& ref) {
 }
 
 void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
-    t.reject_unknown({"method", "lora", "qlora", "freeze", "precision", "weights", "optimizer",
-                      "optimizer_in_backward", "micro_batch", "global_batch", "seq_len", "packing", "avg_seq_len",
-                      "activation_checkpointing", "attention", "loss", "compile", "framework"});
+    t.reject_unknown(job_keys("train"));
     TrainSpec& tr = j.train;
     tr.framework = fw.name;
     tr.method = choose(t, "method", kMethods, "full");
@@ -97,7 +98,7 @@ void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
     tr.lora.dropout = fw.default_lora_dropout;
     if (t.has("lora")) {
         Fields l = t.child("lora");
-        l.reject_unknown({"rank", "alpha", "targets", "dropout"});
+        l.reject_unknown(job_keys("train.lora"));
         tr.lora.rank = l.get_int("rank", 1, 1 << 16).value_or(16);
         tr.lora.alpha = l.get_number("alpha", 0, 1e9).value_or(2.0 * double(tr.lora.rank));
         tr.lora.dropout = l.get_number("dropout", 0, 0.99).value_or(tr.lora.dropout);
@@ -107,14 +108,14 @@ void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
     }
     if (t.has("qlora")) {
         Fields q = t.child("qlora");
-        q.reject_unknown({"bits", "double_quant"});
+        q.reject_unknown(job_keys("train.qlora"));
         tr.qlora.bits = static_cast<int>(q.get_int("bits", 4, 8).value_or(4));
         if (tr.qlora.bits != 4 && tr.qlora.bits != 8) q.fail("bits", "must be 4 (NF4) or 8 (LLM.int8)");
         tr.qlora.double_quant = q.get_bool("double_quant").value_or(true);
     }
     if (t.has("freeze")) {
         Fields fz = t.child("freeze");
-        fz.reject_unknown({"trainable_layers"});
+        fz.reject_unknown(job_keys("train.freeze"));
         tr.freeze_trainable_layers = fz.get_int("trainable_layers", 1, 1 << 20).value_or(2);
     }
     if ((tr.method == Method::lora || tr.method == Method::qlora) == false && t.has("lora") &&
@@ -125,7 +126,7 @@ void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
 }
 
 void read_parallel(const Fields& p, JobSpec& j, int64_t devices, bool& dp_auto) {
-    p.reject_unknown({"tp", "pp", "cp", "ep", "dp", "sequence_parallel", "zero", "pp_schedule", "virtual_stages"});
+    p.reject_unknown(job_keys("parallel"));
     ParallelSpec& par = j.parallel;
     par.tp = p.get_int("tp", 1, 1 << 16).value_or(1);
     par.pp = p.get_int("pp", 1, 1 << 16).value_or(1);
@@ -150,11 +151,11 @@ void read_parallel(const Fields& p, JobSpec& j, int64_t devices, bool& dp_auto) 
 }
 
 void read_offload(const Fields& o, JobSpec& j) {
-    o.reject_unknown({"optimizer", "params", "activations"});
+    o.reject_unknown(job_keys("offload"));
     j.offload.optimizer = choose(o, "optimizer", kOffload, "none");
     j.offload.params = choose(o, "params", kOffload, "none");
-    j.offload.activations = choose(o, "activations", kOffload, "none");
-    if (j.offload.activations == OffloadTarget::nvme) o.fail("activations", "activations offload to nvme is not supported (none | cpu)");
+    // Saved activations go to host memory only (no framework streams them to NVMe).
+    j.offload.activations = choose(o, "activations", kActivationOffload, "none");
 }
 
 DeviceSpec read_device_field(const Fields& h, const std::string& key, DeviceKind kind, const Catalog& cat) {
@@ -162,34 +163,14 @@ DeviceSpec read_device_field(const Fields& h, const std::string& key, DeviceKind
     InputSite site{h.file(), h.path_of(key)};
     if (v->is_string()) return kind == DeviceKind::gpu ? cat.gpu(v->get<std::string>(), site) : cat.cpu(v->get<std::string>(), site);
     Fields g = h.child(key);
+    if (!g.has("base")) return cat.read_device(g, kind);
     // A variant part: a catalog base with some fields replaced.
-    if (g.has("base")) {
-        g.reject_unknown({"base", "memory", "memory_bandwidth_GBps", "tflops", "tdp_w", "host_link", "sm_count",
-                          "idle_w", "name"});
-        DeviceSpec d = kind == DeviceKind::gpu ? cat.gpu(*g.get_string("base"), {g.file(), g.path_of("base")})
-                                               : cat.cpu(*g.get_string("base"), {g.file(), g.path_of("base")});
-        if (auto m = g.get_size_bytes("memory")) {
-            if (*m <= 0) g.fail("memory", "must be positive");
-            d.memory_bytes = *m;
-        }
-        if (auto bw = g.get_number("memory_bandwidth_GBps", 1, 1e6)) d.memory_bandwidth_GBps = *bw;
-        if (g.has("tflops")) {
-            Fields t = g.child("tflops");
-            t.reject_unknown({"fp32", "tf32", "fp16", "bf16", "fp8"});
-            d.peak_tflops.fp32 = t.get_number("fp32", 0, 1e6).value_or(d.peak_tflops.fp32);
-            d.peak_tflops.tf32 = t.get_number("tf32", 0, 1e6).value_or(d.peak_tflops.tf32);
-            d.peak_tflops.fp16 = t.get_number("fp16", 0, 1e6).value_or(d.peak_tflops.fp16);
-            d.peak_tflops.bf16 = t.get_number("bf16", 0, 1e6).value_or(d.peak_tflops.bf16);
-            d.peak_tflops.fp8 = t.get_number("fp8", 0, 1e6).value_or(d.peak_tflops.fp8);
-        }
-        if (auto w = g.get_number("tdp_w", 1, 1e5)) d.tdp_w = *w;
-        if (auto w = g.get_number("idle_w", 0, 1e5)) d.idle_w = *w;
-        if (auto l = g.get_string("host_link")) d.host_link = *l;
-        if (auto s = g.get_int("sm_count", 1, 100000)) d.sm_count = static_cast<int>(*s);
-        d.name = g.get_string("name").value_or(d.name + "*");
-        return d;
-    }
-    return cat.read_device(g, kind);
+    const InputSite base_site{g.file(), g.path_of("base")};
+    const DeviceSpec base = kind == DeviceKind::gpu ? cat.gpu(*g.get_string("base"), base_site)
+                                                    : cat.cpu(*g.get_string("base"), base_site);
+    DeviceSpec d = cat.read_device(g, kind, &base);
+    d.name = g.get_string("name").value_or(base.name + "*");
+    return d;
 }
 
 // `gpus_per_node` with a system: the job uses that many of the node's GPUs (sockets on a CPU server); the
@@ -205,7 +186,7 @@ void use_fewer_devices(const Fields& h, SystemSpec& s) {
 }
 
 void read_hardware(const Fields& h, Job& job, const Catalog& cat) {
-    h.reject_unknown({"system", "gpu", "gpus_per_node", "intra_node", "host", "nodes", "inter_node"});
+    h.reject_unknown(job_keys("hardware"));
     SystemSpec& s = job.system;
     const int64_t nodes = h.get_int("nodes", 1, 1 << 20).value_or(1);
     if (h.has("system")) {
@@ -233,7 +214,7 @@ void read_hardware(const Fields& h, Job& job, const Catalog& cat) {
         double host_memory = 0;
         if (h.has("host")) {
             Fields ho = h.child("host");
-            ho.reject_unknown({"cpu", "sockets", "memory"});
+            ho.reject_unknown(job_keys("hardware.host"));
             if (ho.has("cpu")) host_cpu = read_device_field(ho, "cpu", DeviceKind::cpu, cat);
             sockets = static_cast<int>(ho.get_int("sockets", 1, 16).value_or(2));
             host_memory = ho.get_size_bytes("memory").value_or(0);
@@ -257,7 +238,7 @@ void read_hardware(const Fields& h, Job& job, const Catalog& cat) {
 }
 
 void read_data(const Fields& d, JobSpec& j) {
-    d.reject_unknown({"tokens", "epochs"});
+    d.reject_unknown(job_keys("data"));
     j.data.tokens = d.get_number("tokens", 0, 1e18).value_or(0);
     j.data.epochs = d.get_number("epochs", 0, 1e6).value_or(1);
 }
@@ -275,7 +256,7 @@ StorageChoice read_storage_choice(const Fields& o, const std::string& key) {
         return c;
     }
     const Fields f = o.child(key);
-    f.reject_unknown({"tier", "write_GBps", "read_GBps", "aggregate_write_GBps", "aggregate_read_GBps"});
+    f.reject_unknown(job_keys("ops." + key));
     if (f.has("tier")) c.tier = tier_name(*f.get_choice("tier", tiers));
     c.write_GBps_per_node = f.get_number("write_GBps", 1e-6, 1e6);
     c.read_GBps_per_node = f.get_number("read_GBps", 1e-6, 1e6);
@@ -287,8 +268,7 @@ StorageChoice read_storage_choice(const Fields& o, const std::string& key) {
 }
 
 void read_ops(const Fields& o, JobSpec& j) {
-    o.reject_unknown({"price_per_gpu_hour", "price_per_node_hour", "electricity_per_kwh", "pue", "checkpoint_storage",
-                      "data_storage", "failures_per_gpu_hour", "restart_seconds"});
+    o.reject_unknown(job_keys("ops"));
     if (auto p = o.get_number("price_per_gpu_hour", 0, 1e6)) j.ops.price_per_gpu_hour = *p;
     if (auto p = o.get_number("price_per_node_hour", 0, 1e7)) j.ops.price_per_node_hour = *p;
     j.ops.electricity_per_kwh = o.get_number("electricity_per_kwh", 0, 100).value_or(j.ops.electricity_per_kwh);
@@ -299,13 +279,28 @@ void read_ops(const Fields& o, JobSpec& j) {
     j.ops.restart_seconds = o.get_number("restart_seconds", 0, 1e7).value_or(0);
 }
 
+// global_batch, or gradient_accumulation steps of micro_batch x dp (what trainer configs state), or one step.
+void resolve_global_batch(const Fields& t, JobSpec& j) {
+    const int64_t per_step = j.train.micro_batch * j.parallel.dp;
+    const auto accumulation = t.get_int("gradient_accumulation", 1, 1 << 24);
+    if (!accumulation) {
+        if (j.train.global_batch == 0) j.train.global_batch = per_step;
+        return;
+    }
+    if (j.train.global_batch != 0 && j.train.global_batch != per_step * *accumulation)
+        t.fail("gradient_accumulation", std::to_string(*accumulation) + " steps of micro_batch*dp = " + std::to_string(per_step) +
+                                            " make " + std::to_string(per_step * *accumulation) + " sequences, but global_batch is " +
+                                            std::to_string(j.train.global_batch) + "; give one of the two");
+    j.train.global_batch = per_step * *accumulation;
+}
+
 bool targets_exist(const std::string& t) { return t == "lm_head" || lora_target_bits(t) != 0; }
 
 }  // namespace
 
 Job job_from_document(const Json& doc, const std::string& file) {
     Fields root(doc, file, "");
-    root.reject_unknown({"model", "train", "parallel", "offload", "hardware", "data", "ops"});
+    root.reject_unknown(job_keys(""));
     const Catalog& cat = Catalog::instance();
     Job job;
     job.spec.file = file;
@@ -335,8 +330,7 @@ Job job_from_document(const Json& doc, const std::string& file) {
     if (root.has("offload")) read_offload(root.child("offload"), job.spec);
     if (root.has("data")) read_data(root.child("data"), job.spec);
     if (root.has("ops")) read_ops(root.child("ops"), job.spec);
-    if (job.spec.train.global_batch == 0)
-        job.spec.train.global_batch = job.spec.train.micro_batch * job.spec.parallel.dp;
+    resolve_global_batch(root.child("train"), job.spec);
     check_job(job);
     return job;
 }
@@ -452,11 +446,33 @@ const char* to_string(PipelineSchedule v) {
 }
 const char* to_string(OffloadTarget v) { return v == OffloadTarget::none ? "none" : v == OffloadTarget::cpu ? "cpu" : "nvme"; }
 
+Json job_document(const std::string& text, const std::string& file) {
+    Json doc = parse_yaml_text(text, file);
+    if (!doc.is_object()) throw InputError(file, "", "the job file must be a mapping (model, train, hardware, ...)");
+    return doc;
+}
+
 Job load_job(const std::string& path, const std::vector<std::string>& overrides) {
-    Json doc = load_document(path);
-    if (!doc.is_object()) throw InputError(path, "", "the job file must be a mapping (model, train, hardware, ...)");
+    Json doc = job_document(read_text_file(path, "file"), path);
     for (const auto& o : overrides) apply_override(doc, o, path);
-    return job_from_document(doc, path);
+    return job_from_document(doc, path, overrides);
+}
+
+Job job_from_document(const Json& doc, const std::string& file, const std::vector<std::string>& overrides) {
+    try {
+        return job_from_document(doc, file);
+    } catch (const InputError& e) {
+        // The --set that gave the field: the one with the longest key above it (model={...} then model.x=1: the second).
+        const std::string* given = nullptr;
+        size_t longest = 0;
+        for (const auto& o : overrides) {
+            const std::string key = o.substr(0, o.find('='));
+            const bool above = e.field() == key || e.field().rfind(key + ".", 0) == 0 || e.field().rfind(key + "[", 0) == 0;
+            if (above && key.size() >= longest) given = &o, longest = key.size();
+        }
+        if (given) throw InputError("--set " + *given, e.field(), e.reason());
+        throw;
+    }
 }
 
 }  // namespace ftb

@@ -62,17 +62,6 @@ void set_step_totals(TimeResult& res, std::vector<StepPhase> phases) {
     res.breakdown = std::move(phases);
 }
 
-double model_flops_per_step(const ModelSpec& m, double tokens_per_step, double real_tokens_per_seq) {
-    double matmul_params = double(m.lm_head_params() > 0 ? m.lm_head_params() : m.vocab * m.hidden);
-    double attn_per_token = 0;
-    for (const auto& l : m.layers) {
-        matmul_params += double(l.attention_params() - l.qk_norm_params) + double(l.ffn_params_active());
-        const double keys = l.sliding_window > 0 ? std::min(real_tokens_per_seq, double(l.sliding_window)) : real_tokens_per_seq;
-        attn_per_token += 12.0 * double(l.q_dim()) * keys * (l.cross_attention ? 2 : 1);
-    }
-    return tokens_per_step * (6.0 * matmul_params + attn_per_token);
-}
-
 double hardware_flops_per_step(const ParallelSpec& par, const StageWork& stage, double grad_accumulation) {
     const double per_replica_mb = par.pp > 1 ? double(par.pp - 1) * stage.first_stage_flops + stage.last_stage_flops
                                              : stage.first_stage_flops;
@@ -99,10 +88,12 @@ void set_throughput(TimeResult& res, const Job& job, double real_tokens_per_seq,
     res.tokens_per_second = step > 0 ? res.tokens_per_step / step : 0;
     res.tokens_per_second_per_gpu = res.tokens_per_second / gpus;
     res.model_flops_per_step = flops.model;
+    res.model_flops_6n_per_step = flops.model_6n;
     res.hardware_flops_per_step = flops.hardware;
     const double peak = peak_flops(sys.device, job.spec.train.precision);
     if (peak > 0 && step > 0) {
         res.mfu = res.model_flops_per_step / (gpus * peak * step);
+        res.mfu_6n = res.model_flops_6n_per_step / (gpus * peak * step);
         res.hfu = res.hardware_flops_per_step / (gpus * peak * step);
     }
     const DataSpec& data = job.spec.data;

@@ -26,11 +26,9 @@ void set_step_totals(TimeResult& res, std::vector<StepPhase> phases);
 // FLOPs of one optimizer step for the utilisation figures.
 struct StepFlops {
     double model = 0;      // what the method needs (whole job)
+    double model_6n = 0;   // the pre-training convention (whole job)
     double hardware = 0;   // what the kernels execute (whole job)
 };
-// Model FLOPs (PaLM appendix B / Korthikanti et al. 2022): 6 per matmul parameter per token, plus attention
-// 12 * layers * q_dim * seq per token; no recompute; the same for every method.
-double model_flops_per_step(const ModelSpec& m, double tokens_per_step, double real_tokens_per_seq);
 // Every stage but the last is like the first (embedding lookups do no FLOPs); each GPU of a TP/CP group does
 // its share; every DP replica does the same.
 double hardware_flops_per_step(const ParallelSpec& par, const StageWork& stage, double grad_accumulation);

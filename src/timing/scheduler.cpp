@@ -13,6 +13,39 @@ namespace {
 // DDP gradient buckets: bucket_cap_mb=25 (torch.nn.parallel.DistributedDataParallel default).
 constexpr double kDdpBucketBytes = 25.0 * 1048576;
 
+// A collective running beside compute takes SMs and HBM from it. NCCL runs one CTA per channel, each on an SM of
+// its own ("NCCL CTAs won't share an SM with compute kernels"), and "uses the minimal number of SMs to achieve the
+// performance of the platform ... on DGX with 8 NICs and a top speed of 190 GB/s, it would use 16 SMs" (NCCL
+// maintainer, NVIDIA/nccl issue #689): about 190/16 GB/s of bus bandwidth per SM, up to MAXCHANNELS = 32
+// (nccl src/include/device.h). Its traffic crosses HBM "at least 2x ... it can be 3x" the link rate (stored,
+// read back, user data; NVIDIA/nccl issue #1428, where a GEMM overlapped with an all-gather on A100 took 2.08 ms
+// against 1.18 ms alone).
+constexpr double kNcclBusGBpsPerSm = 190.0 / 16;
+constexpr double kNcclMaxChannels = 32;
+constexpr double kNcclHbmCrossings = 3;
+
+// Seconds the compute stream loses while `overlapped_s` of collective `cost` runs beside it: the share of SMs the
+// collective holds for the compute-bound kernels, the share of HBM bandwidth for the memory-bound ones. The SMs
+// are counted by the bytes they move (busbw / 11.9 GB/s, not rounded to whole channels): the SM-seconds a
+// collective takes are then its bus bytes over 11.9 GB/s whatever its speed, so a faster link never costs more.
+double overlap_slowdown_seconds(const ScheduleInputs& in, const CollectiveCost& cost, double overlapped_s) {
+    if (!(overlapped_s > 0) || !(cost.busbw_GBps > 0) || in.rates.sm_count <= 1) return 0;
+    const double ctas = std::min(cost.busbw_GBps / kNcclBusGBpsPerSm, kNcclMaxChannels);
+    const double sm_share = std::min(1.0, ctas / double(in.rates.sm_count));
+    const double hbm_share = std::min(1.0, kNcclHbmCrossings * cost.busbw_GBps * 1e9 / in.rates.memory_Bps);
+    const StageWork& s = in.stage;
+    const double compute_bound_s = s.forward.matmul_s + s.forward.attention_s + s.backward.matmul_s +
+                                   s.backward.attention_s + s.recompute.matmul_s + s.recompute.attention_s;
+    const double compute_share = s.gpu_s > 0 ? compute_bound_s / s.gpu_s : 1;
+    return overlapped_s * (compute_share * sm_share + (1 - compute_share) * hbm_share);
+}
+
+void add_overlap_slowdown(Schedule& s, const ScheduleInputs& in, const CommGroup& g, const CollectiveCost& cost,
+                          double overlapped_s) {
+    s.ledger.add("compute slowed by overlapped collectives (NCCL SMs and HBM traffic)",
+                 overlap_slowdown_seconds(in, cost, overlapped_s), comm_resource(g, cost));
+}
+
 double layers_per_stage(const Job& job) {
     return double(job.model.num_layers()) / double(job.spec.parallel.pp);
 }
@@ -50,6 +83,7 @@ void schedule_fully_sharded(Schedule& s, const ScheduleInputs& in) {
     s.windows.forward_s = std::max(0.0, s.windows.forward_s - ga * hidden_fwd);
     s.windows.backward_s = std::max(0.0, s.windows.backward_s - hidden_bwd);
     s.ledger.add("ZeRO-3 parameter gathers and gradient reduce-scatters (exposed)", ga * exposed, comm_resource(dp, gather));
+    add_overlap_slowdown(s, in, dp, gather, ga * (hidden_fwd + hidden_bwd));
     s.comm_busy_s += ga * double(fwd.size()) * (2 * gather.seconds + rs.seconds);
 }
 
@@ -69,6 +103,7 @@ void schedule_gradient_sync(Schedule& s, const ScheduleInputs& in) {
     const double last_bucket = cc.seconds * bucket;
     const double exposed = last_bucket + s.windows.hide_under_backward(cc.seconds - last_bucket, comm_resource(dp, cc));
     s.ledger.add("data-parallel gradient sync (exposed)", exposed, comm_resource(dp, cc));
+    add_overlap_slowdown(s, in, dp, cc, cc.seconds - exposed);
     s.comm_busy_s += cc.seconds;
     // DeepSpeed gathers the updated parameter partitions after every step, offloaded or not
     // (ZeroOptimizer.step -> all_gather_dp_groups, deepspeed/runtime/zero/stage_1_and_2.py).
@@ -230,6 +265,7 @@ void schedule_context_parallel(Schedule& s, const ScheduleInputs& in) {
     const double exposed = std::max(0.0, fwd_comm - in.stage.attention_forward_s) +
                            std::max(0.0, 2 * fwd_comm - in.stage.attention_backward_s);
     s.ledger.add("context-parallel k/v exchange (exposed)", in.grad_accumulation * exposed, comm_resource(in.groups.cp, cc));
+    add_overlap_slowdown(s, in, in.groups.cp, cc, in.grad_accumulation * (3 * fwd_comm - exposed));
     s.comm_busy_s += in.grad_accumulation * 3 * fwd_comm;
 }
 

@@ -4,6 +4,7 @@
 
 #include "memory/training_setup.hpp"
 #include "timing/attribution.hpp"
+#include "timing/flops.hpp"
 #include "timing/rates.hpp"
 #include "timing/work_builder.hpp"
 
@@ -31,12 +32,14 @@ TimeResult plan_time_with_groups(const Job& job, const MemoryResult& mem, const 
     attribute_hidden_compute(schedule.ledger, schedule.windows.rebound_s);
     set_step_totals(res, schedule.ledger.phases());
     const double tokens_per_step = double(job.spec.train.global_batch) * shape.real_tokens_per_seq;
-    const StepFlops flops{model_flops_per_step(job.model, tokens_per_step, shape.real_tokens_per_seq),
+    const StepFlops flops{tokens_per_step * method_flops_per_token(job, set, shape.real_tokens_per_seq),
+                          tokens_per_step * six_n_flops_per_token(job.model, shape.real_tokens_per_seq),
                           hardware_flops_per_step(job.spec.parallel, stage, ga)};
     set_throughput(res, job, shape.real_tokens_per_seq, flops);
     res.compute_busy = busy.total_s > 0 ? busy.compute_s / busy.total_s : 0;
     res.memory_busy = busy.total_s > 0 ? busy.memory_s / busy.total_s : 0;
     res.link_busy = res.step_seconds > 0 ? std::min(1.0, schedule.comm_busy_s / res.step_seconds) : 0;
+    res.communication_seconds = schedule.comm_busy_s;
     res.kernels_per_step = ga * (stage.forward.kernels + stage.backward.kernels + stage.recompute.kernels);
     res.bottleneck_sentence = describe_bottleneck(job, res);
     return res;

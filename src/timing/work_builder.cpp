@@ -25,23 +25,21 @@ Dtype gemm_dtype(Precision p) {
     return Dtype::bf16;
 }
 
-// Matmul time factor of the framework on this architecture (FrameworkProfile::matmul_time_factor); an
-// architecture without its own figure takes its predecessor's (Ada from Ampere, Blackwell from Hopper).
+// Matmul time factor of the framework on this architecture (FrameworkProfile::matmul_time_factor, fitted by
+// `ftbound validate --fit-matmul-factor`). An architecture without its own figure runs at 1: a factor fitted on
+// one GPU generation is not carried to another without a case that shows it holds.
 double matmul_time_factor(const FrameworkProfile& fw, GpuArch arch) {
-    auto find = [&](GpuArch a) -> double {
-        for (const auto& [name, f] : fw.matmul_time_factor)
-            if (name == to_string(a)) return f;
-        return 0;
-    };
-    double f = find(arch);
-    if (f <= 0 && arch == GpuArch::ada) f = find(GpuArch::ampere);
-    if (f <= 0 && arch == GpuArch::blackwell) f = find(GpuArch::hopper);
-    return f > 0 ? f : 1.0;
+    for (const auto& [name, f] : fw.matmul_time_factor)
+        if (name == to_string(arch)) return f;
+    return 1.0;
 }
 
-double dequant_seconds(const WorkContext& c, double weight_elements) {
+// Dequantising a weight for one use: read the 4-bit codes and constants, write the 16-bit copy; one multiply per
+// element (code value x block absmax: bitsandbytes kDequantizeBlockwise), counted in the hardware FLOPs.
+void add_dequant(Work& w, const WorkContext& c, double weight_elements) {
     const double bytes = weight_elements * (c.set.quant_bytes_per_param + c.act_bytes);
-    return memory_bound_seconds(bytes, c.rates) / c.scale[Resource::memory_bandwidth];
+    w.dequant_s += memory_bound_seconds(bytes, c.rates) / c.scale[Resource::memory_bandwidth];
+    w.flops += weight_elements;
 }
 
 // Forward GEMM, backward dgrad (when the input needs a gradient) and wgrad (when the weight trains).
@@ -73,8 +71,8 @@ void add_linear(LayerWork& w, const WorkContext& c, double tokens, double in, do
     }
     if (c.job.spec.train.method == Method::qlora) {
         // bitsandbytes dequantises the whole weight for every use: read 4-bit + constants, write 16-bit.
-        w.forward.dequant_s += dequant_seconds(c, in * out * count);
-        w.backward.dequant_s += dequant_seconds(c, in * out * count);
+        add_dequant(w.forward, c, in * out * count);
+        add_dequant(w.backward, c, in * out * count);
         w.forward.kernels += count, w.backward.kernels += count;
     }
 }
@@ -85,8 +83,8 @@ void add_expert_linear(LayerWork& w, const WorkContext& c, double tokens, double
     add_base_matmuls(w, c, tokens, in, out, experts, trains, needs_grad);
     if (adapted) add_lora_matmuls(w, c, tokens, in, out, experts);
     if (c.job.spec.train.method == Method::qlora) {
-        w.forward.dequant_s += dequant_seconds(c, in * out * experts);
-        w.backward.dequant_s += dequant_seconds(c, in * out * experts);
+        add_dequant(w.forward, c, in * out * experts);
+        add_dequant(w.backward, c, in * out * experts);
     }
 }
 
@@ -114,6 +112,7 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
         expert_tokens = tokens * double(l.experts_per_token) * ep / double(l.experts);   // balanced routing
         add_gemm(w.forward, c, tokens, double(l.experts), h);                             // router
         if (needs_grad) add_gemm(w.backward, c, tokens, h, double(l.experts));
+        if (trains) add_gemm(w.backward, c, h, double(l.experts), tokens);
     }
     auto expert_linear = [&](double in, double out, uint32_t bits) {
         add_expert_linear(w, c, expert_tokens, in, out, experts_here, lora & bits, trains, needs_grad);

@@ -23,7 +23,8 @@ std::optional<double> predict_quantity(const Job& job, const std::string& q, con
     if (q == "step_seconds") return t.step_seconds;
     if (q == "tokens_per_second") return t.tokens_per_second;
     if (q == "tokens_per_second_per_gpu") return t.tokens_per_second_per_gpu;
-    if (q == "mfu") return t.mfu;
+    // Published MFUs use the pre-training convention (6N + attention per token).
+    if (q == "mfu") return t.mfu_6n;
     why = "unknown quantity";
     return std::nullopt;
 }

@@ -102,7 +102,8 @@ TEST(ModelParams, EveryCatalogModelMatchesSourcesTable) {
             layers_sum += p.get<int64_t>();
         }
         EXPECT_EQ(j["params"]["per_layer"].size(), j["layers"].get<size_t>());
-        const int64_t rest = total - layers_sum - j["params"]["embedding"].get<int64_t>() - j["params"]["lm_head"].get<int64_t>();
+        const int64_t rest = total - layers_sum - j["params"]["embedding"].get<int64_t>() - j["params"]["lm_head"].get<int64_t>() -
+                             j["params"]["vision"].get<int64_t>();
         EXPECT_GE(rest, 0);
         EXPECT_LT(rest, 4 * j["hidden_size"].get<int64_t>() + 1) << "final norms (+ OPT projections) only";
         if (row.kind == "exact-pub(+buf)") {
@@ -315,6 +316,52 @@ std::vector<Tiny> tiny_models() {
          "{model_type: t5, d_model: 32, d_kv: 8, d_ff: 64, num_layers: 2, num_heads: 4, vocab_size: 100,"
          " feed_forward_proj: relu}",
          44800, {8384, 8256, 12512, 12384}},
+        // qwen3_moe (Qwen3MoeDecoderLayer): attention q 64*64 + k 64*32 + v 64*32 + o 64*64 = 12,288, q_norm + k_norm
+        // 2*16 = 32, 2 norms 128. Layer 0 sparse: 4 experts * 3*64*32 = 24,576 + router 64*4 = 256 -> 37,280;
+        // layer 1 in mlp_only_layers: dense 3*64*128 = 24,576 -> 37,024. + embed 64,000 + lm_head 64,000 + norm 64.
+        {"qwen3_moe",
+         "{model_type: qwen3_moe, hidden_size: 64, intermediate_size: 128, moe_intermediate_size: 32, num_experts: 4,"
+         " num_experts_per_tok: 2, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16,"
+         " vocab_size: 1000, mlp_only_layers: [1], tie_word_embeddings: false}",
+         202368, {37280, 37024}},
+        // gemma3_text (Gemma3DecoderLayer): attention 12,288 as above + q_norm/k_norm 32, mlp 3*64*128 = 24,576,
+        // 4 norms 256 -> 37,152; tied: 2*37,152 + 64,000 + 64 = 138,368.
+        {"gemma3_text",
+         "{model_type: gemma3_text, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 16, vocab_size: 1000, sliding_window: 8}",
+         138368, {37152, 37152}},
+        // gemma3_text with the Gemma3TextConfig defaults the published files rely on (8 heads, 4 kv heads, head_dim
+        // 256, vocab 262,208): q 64*2048 + k,v 2*64*1024 + o 2048*64 = 393,216, norms q/k 512, mlp 24,576, 4 norms
+        // 256 -> 418,560; + 262,208*64 = 16,781,312 + 64 = 17,199,936.
+        {"gemma3_text_defaults", "{model_type: gemma3_text, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 1}",
+         17199936, {418560}},
+        // gemma3 (Gemma3ForConditionalGeneration): the gemma3_text above + SigLIP: patch Conv2d 3*14*14*32 + 32 =
+        // 18,848, positions (28/14)^2*32 = 128, one block 4*(32*32+32) + (32*64+64) + (64*32+32) + 2 LayerNorms 128 =
+        // 8,544, post_layernorm 64 -> 27,584; projector 32*64 + RMSNorm 32 = 2,080: 138,368 + 29,664 = 168,032.
+        {"gemma3",
+         "{model_type: gemma3, text_config: {model_type: gemma3_text, hidden_size: 64, intermediate_size: 128,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, vocab_size: 1000},"
+         " vision_config: {model_type: siglip_vision_model, hidden_size: 32, intermediate_size: 64,"
+         " num_hidden_layers: 1, num_attention_heads: 2, image_size: 28, patch_size: 14, vision_use_head: false}}",
+         168032, {37152, 37152}},
+        // deepseek_v3 (DeepseekV3Attention, MLA): q_a 64*32 + q_a_layernorm 32 + q_b 32*(4*12) = 3,616; kv_a 64*(16+4)
+        // + kv_a_layernorm 16 = 1,296; kv_b 16*4*(8+8) = 1,024; o 4*8*64 = 2,048 -> 7,984; 2 norms 128.
+        // Layer 0 dense 3*64*128 = 24,576 -> 32,688. Layer 1 MoE: 4 experts 4*3*64*16 = 12,288, router 64*4 + correction
+        // bias 4 = 260, one shared expert 3*64*16 = 3,072 -> 23,732. + 64,000 + 64,000 + 64 = 184,484.
+        {"deepseek_v3",
+         "{model_type: deepseek_v3, hidden_size: 64, intermediate_size: 128, moe_intermediate_size: 16,"
+         " n_routed_experts: 4, num_experts_per_tok: 2, n_shared_experts: 1, first_k_dense_replace: 1,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 4, kv_lora_rank: 16, q_lora_rank: 32,"
+         " qk_nope_head_dim: 8, qk_rope_head_dim: 4, v_head_dim: 8, vocab_size: 1000, tie_word_embeddings: false}",
+         184484, {32688, 23732}},
+        // deepseek_v3 without a q latent (q_lora_rank null, DeepSeek-V2-Lite style): q_proj 64*48 = 3,072 replaces
+        // 3,616: both layers 544 smaller -> 183,396.
+        {"deepseek_v3_direct_q",
+         "{model_type: deepseek_v3, hidden_size: 64, intermediate_size: 128, moe_intermediate_size: 16,"
+         " n_routed_experts: 4, num_experts_per_tok: 2, n_shared_experts: 1, first_k_dense_replace: 1,"
+         " num_hidden_layers: 2, num_attention_heads: 4, kv_lora_rank: 16, q_lora_rank: null,"
+         " qk_nope_head_dim: 8, qk_rope_head_dim: 4, v_head_dim: 8, vocab_size: 1000, tie_word_embeddings: false}",
+         183396, {32144, 23188}},
     };
 }
 

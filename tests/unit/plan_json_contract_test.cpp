@@ -43,7 +43,7 @@ void check_contract(const Json& j, const std::string& job) {
                           "memory.breakdown.logits", "memory.breakdown.temporary", "memory.breakdown.overhead",
                           "limits.max_micro_batch", "limits.max_seq_len", "step.seconds",
                           "throughput.tokens_per_second", "throughput.tokens_per_second_per_gpu", "throughput.mfu",
-                          "throughput.hfu", "bottleneck.share", "reliability.checkpoint_interval_seconds"})
+                          "throughput.mfu_6n", "throughput.hfu", "bottleneck.share", "reliability.checkpoint_interval_seconds"})
         expect_number(j, k);
     // Job-level reliability needs the job's length (data.tokens): null without it, numbers with it.
     const bool has_length = j["time_to_train_seconds"].is_number();

@@ -107,3 +107,30 @@ TEST(RecommendReplan, NoRecommendationForAJobThatDoesNotFit) {
 
 }  // namespace
 }  // namespace ftb
+
+namespace ftb {
+namespace {
+
+// Moving H100 PCIe cards (TP over PCIe) to an NVSwitch server also swaps the GPU for its SXM sibling: two gains.
+// The recommendation names both, and together they make its speed-up.
+TEST(RecommendReplan, AServerWithAnotherGpuNamesTheGpuAndTheLinksGainsApart) {
+    const Json base = plan_json({std::string(FTBOUND_TEST_DATA) + "/bottlenecks/tp4_pcie_h100.yaml"});
+    bool found = false;
+    for (const Json& rec : base["recommendations"]) {
+        const std::string what = rec["what"].get<std::string>();
+        if (what.find("NVLink/NVSwitch") == std::string::npos) continue;
+        found = true;
+        SCOPED_TRACE(what);
+        const size_t at = what.find("also a different GPU (h100-sxm instead of h100-pcie)");
+        ASSERT_NE(at, std::string::npos);
+        const size_t x1 = what.find(" x", at), x2 = what.find(" x", x1 + 2);
+        ASSERT_NE(x2, std::string::npos);
+        const double gpu_alone = std::stod(what.substr(x1 + 2)), links = std::stod(what.substr(x2 + 2));
+        EXPECT_GT(gpu_alone, 1);   // the SXM part runs at a higher power limit and memory bandwidth
+        EXPECT_NEAR(gpu_alone * links, rec["speedup"].get<double>(), 0.01 * rec["speedup"].get<double>());
+    }
+    EXPECT_TRUE(found) << base["recommendations"].dump();
+}
+
+}  // namespace
+}  // namespace ftb

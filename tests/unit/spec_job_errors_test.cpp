@@ -134,7 +134,7 @@ std::vector<BadJob> bad_jobs() {
         {"pp_schedule", "", {"parallel.pp_schedule=1F1B"}, "parallel.pp_schedule", "(did you mean '1f1b'?)"},
         {"offload_optimizer", "", {"offload.optimizer=gpu"}, "offload.optimizer", "is not one of none | cpu | nvme"},
         {"offload_params", "", {"offload.params=disk"}, "offload.params", "is not one of none | cpu | nvme"},
-        {"offload_activations_nvme", "", {"offload.activations=nvme"}, "offload.activations", "not supported"},
+        {"offload_activations_nvme", "", {"offload.activations=nvme"}, "offload.activations", "'nvme' is not one of none | cpu"},
         {"checkpoint_storage", "", {"ops.checkpoint_storage=s3"}, "ops.checkpoint_storage", "is not one of nvme | nfs | object-store"},
         // --- sizes ---
         {"size_bad_unit", "", {"hardware={gpu: {base: h100-sxm, memory: 80 GX}, gpus_per_node: 4}"}, "hardware.gpu.memory",
@@ -274,8 +274,16 @@ TEST(SpecJobErrors, EveryBadInputGivesExitTwoNamingFileFieldAndReason) {
     for (const BadJob& c : bad_jobs()) {
         const std::string path = job_path(c);
         std::vector<std::string> args{"plan", path};
-        for (const auto& s : c.sets) args.insert(args.end(), {"--set", s});
-        expect_input_error(c.name, run_ftbound(args), c.file.empty() ? path : c.file, c.field, c.reason);
+        // A field a --set gave is reported against that --set, not the file (the user typed it there).
+        std::string file = c.file.empty() ? path : c.file;
+        size_t longest = 0;
+        for (const auto& s : c.sets) {
+            args.insert(args.end(), {"--set", s});
+            const std::string key = s.substr(0, s.find('='));
+            if (c.file.empty() && (c.field == key || c.field.rfind(key + ".", 0) == 0) && key.size() >= longest)
+                file = "--set " + s, longest = key.size();
+        }
+        expect_input_error(c.name, run_ftbound(args), file, c.field, c.reason);
     }
 }
 

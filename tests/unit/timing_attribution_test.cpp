@@ -61,24 +61,18 @@ TEST(TimingAttribution, HardwareFlopsCountEveryStageOfEveryReplica) {
     EXPECT_DOUBLE_EQ(hardware_flops_per_step(par, s, 5), 10.0 * 5 * 2 * 3);
 }
 
-TEST(TimingAttribution, ModelFlopsAreSixPerMatmulWeightPlusAttentionPerToken) {
-    const Job job = plan_test::tiny_job();
-    // 137,728 matmul weights (head 64,000 + 2 x 36,864); attention 12 * q_dim 64 * 8 keys per block.
-    const double per_token = 6.0 * 137728 + 2 * 12.0 * 64 * 8;
-    EXPECT_DOUBLE_EQ(model_flops_per_step(job.model, 100, 8), 100 * per_token);
-}
-
 TEST(TimingAttribution, ThroughputAndUtilisationFollowFromStepTimeAndFlops) {
     const Job job = plan_test::tiny_job();
     TimeResult t;
     t.step_seconds = 0.5;
-    set_throughput(t, job, 8, StepFlops{1e12, 2e12});
+    set_throughput(t, job, 8, StepFlops{1e12, 1.5e12, 2e12});
     EXPECT_DOUBLE_EQ(t.tokens_per_step, 8);
     EXPECT_DOUBLE_EQ(t.tokens_per_second, 16);
     EXPECT_DOUBLE_EQ(t.tokens_per_second_per_gpu, 16);
     const double peak = peak_flops(job.system.device, Precision::bf16);
     EXPECT_DOUBLE_EQ(peak, job.system.device.peak_tflops.bf16 * 1e12);
     EXPECT_DOUBLE_EQ(t.mfu, 1e12 / (peak * 0.5));
+    EXPECT_DOUBLE_EQ(t.mfu_6n, 1.5e12 / (peak * 0.5));
     EXPECT_DOUBLE_EQ(t.hfu, 2e12 / (peak * 0.5));
 }
 

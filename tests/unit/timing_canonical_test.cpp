@@ -127,9 +127,12 @@ TEST(TimingCanonical, TinyLaunchBoundStepIsKernelsTimesLaunchPlusOptimizer) {
     }
 }
 
-// Model FLOPs (PaLM appendix B, as the code comment says): 6 per matmul parameter per token plus attention
-// 12 x layers x q_dim x seq per token, whatever the method or recompute:
+// 6N FLOPs (PaLM appendix B): 6 per matmul parameter per token plus attention 12 x layers x q_dim x seq per
+// token, whatever the method or recompute:
 //   6 x 137,728 + 12 x 2 x 64 x 8 = 826,368 + 12,288 = 838,656 per token; 8 tokens per step -> 6,709,248.
+// Model (method) FLOPs of full training: the same matmuls, causal attention as the kernels compute it (forward
+// 4 x 8 x 64 / 2 = 1,024 per token per block, backward twice that): 826,368 + 2 x 3 x 1,024 = 832,512 per token
+// -> 6,660,096 per step.
 // Hardware FLOPs: what the kernels execute. Projections 2 x 8 x 36,864 = 589,824 forward per block, twice that
 // backward (dgrad + wgrad); head 2 x 8 x 64 x 1000 = 1,024,000 forward, twice backward; flash attention, causal,
 // forward 4 x 8 x 8 x 64 / 2 = 8,192 per block and 2.5x that backward:
@@ -137,15 +140,18 @@ TEST(TimingCanonical, TinyLaunchBoundStepIsKernelsTimesLaunchPlusOptimizer) {
 // Full recompute adds one more forward of the blocks (not the head): + 2 x (589,824 + 8,192) = 7,864,320.
 TEST(TimingCanonical, TinyModelAndHardwareFlops) {
     const Planned base = plan(tiny_job());
-    EXPECT_DOUBLE_EQ(base.time.model_flops_per_step, 6709248);
+    EXPECT_DOUBLE_EQ(base.time.model_flops_6n_per_step, 6709248);
     EXPECT_DOUBLE_EQ(6709248, 8 * (6 * kTinyMatmulParams + 12 * 2 * 64 * 8));
-    EXPECT_DOUBLE_EQ(base.time.hardware_flops_per_step, 6668288);
+    EXPECT_DOUBLE_EQ(base.time.model_flops_per_step, 6660096);
+    EXPECT_DOUBLE_EQ(base.time.hardware_flops_per_step, 6668288);   // + FlashAttention's backward recompute of the scores
     const Planned rc = plan(tiny_job({"train.activation_checkpointing=full"}));
-    EXPECT_DOUBLE_EQ(rc.time.model_flops_per_step, 6709248);
+    EXPECT_DOUBLE_EQ(rc.time.model_flops_per_step, 6660096);
+    EXPECT_DOUBLE_EQ(rc.time.model_flops_6n_per_step, 6709248);
     EXPECT_DOUBLE_EQ(rc.time.hardware_flops_per_step, 7864320);
-    // MFU = model FLOPs / (GPUs x dense peak x step), HFU likewise with hardware FLOPs.
+    // MFU = model FLOPs / (GPUs x dense peak x step), MFU (6N) and HFU likewise with their FLOPs.
     for (const Planned* p : {&base, &rc}) {
         EXPECT_NEAR(p->time.mfu, p->time.model_flops_per_step / (1 * kH100Bf16Flops * p->time.step_seconds), 1e-15);
+        EXPECT_NEAR(p->time.mfu_6n, p->time.model_flops_6n_per_step / (1 * kH100Bf16Flops * p->time.step_seconds), 1e-15);
         EXPECT_NEAR(p->time.hfu, p->time.hardware_flops_per_step / (1 * kH100Bf16Flops * p->time.step_seconds), 1e-15);
     }
 }
@@ -169,12 +175,14 @@ TEST(TimingCanonical, TinyDdpAllReduceFitsOneBucketAndIsFullyExposed) {
 TEST(TimingCanonical, LongSequenceMfuFromTheFormula) {
     const Planned p = plan(load_job(bottleneck_job("long_seq_8b_dgx_h100.yaml")));
     const double model_flops = 262144.0 * 96567558144.0;
-    EXPECT_NEAR(p.time.model_flops_per_step / model_flops, 1.0, 1e-12);
-    EXPECT_NEAR(p.time.mfu, model_flops / (8 * kH100Bf16Flops * p.time.step_seconds), 1e-12);
-    // Full recompute: the kernels execute more than the model needs for the matmuls; the causal attention
-    // kernels do half the (non-causal) attention the PaLM convention counts. Both within a few tens of %.
-    EXPECT_GT(p.time.hfu / p.time.mfu, 0.8);
-    EXPECT_LT(p.time.hfu / p.time.mfu, 4.0 / 3.0);
+    EXPECT_NEAR(p.time.model_flops_6n_per_step / model_flops, 1.0, 1e-12);
+    EXPECT_NEAR(p.time.mfu_6n, model_flops / (8 * kH100Bf16Flops * p.time.step_seconds), 1e-12);
+    // The method's attention is causal (6 x q_dim x seq per block and token, not 12): 51,539,607,552 / 2 less.
+    EXPECT_NEAR(p.time.model_flops_per_step / (262144.0 * (96567558144.0 - 51539607552.0 / 2)), 1.0, 1e-12);
+    // Full recompute: the kernels execute one more forward (matmuls 2/6, attention 2/6) and FlashAttention's
+    // backward recomputes the scores (attention +1/6): HFU above MFU by less than half.
+    EXPECT_GT(p.time.hfu / p.time.mfu, 1.0);
+    EXPECT_LT(p.time.hfu / p.time.mfu, 1.5);
 }
 
 // The FLOPs the kernels execute for one step do not depend on how the job is split across the 8 GPUs of a
@@ -247,7 +255,7 @@ TEST(TimingCanonical, ThroughputCountsRealTokens) {
                                           "train.global_batch=6"}));
     EXPECT_DOUBLE_EQ(padded.time.tokens_per_step, 30);
     // ... and its model FLOPs are per real token, attention over the real length: 30 x (6 x 137,728 + 12 x 2 x 64 x 5).
-    EXPECT_DOUBLE_EQ(padded.time.model_flops_per_step, 30 * (6 * kTinyMatmulParams + 12 * 2 * 64 * 5));
+    EXPECT_DOUBLE_EQ(padded.time.model_flops_6n_per_step, 30 * (6 * kTinyMatmulParams + 12 * 2 * 64 * 5));
 }
 
 TEST(TimingCanonical, TimeToTrainIsTokensTimesEpochsOverThroughput) {
@@ -409,7 +417,8 @@ TEST(TimingSweep, LoraStepIsShorterThanFullAndQloraLongerThanLora) {
         const Planned lora = plan(load_job(bottleneck_job(f), {"train.method=lora"}));
         EXPECT_LT(lora.time.step_seconds, full.time.step_seconds);
         EXPECT_LT(lora.time.hardware_flops_per_step, full.time.hardware_flops_per_step);
-        EXPECT_DOUBLE_EQ(lora.time.model_flops_per_step, full.time.model_flops_per_step);   // same tokens, same model
+        EXPECT_DOUBLE_EQ(lora.time.model_flops_6n_per_step, full.time.model_flops_6n_per_step);   // same tokens, same model
+        EXPECT_LT(lora.time.model_flops_per_step, full.time.model_flops_per_step);   // the method needs no base wgrad
     }
     const Planned lora = plan(load_job(example_job("llama3.1-8b-lora-r760xa.yaml")));
     const Planned qlora = plan(load_job(example_job("llama3.1-8b-lora-r760xa.yaml"), {"train.method=qlora"}));

@@ -1,0 +1,54 @@
+// axolotl YAML (axolotl/utils/config/models/input/v0_4_1: AxolotlInputConfig; examples/*/qlora.yml, lora.yml):
+// base_model, adapter (lora | qlora), load_in_4bit / load_in_8bit, lora_r, lora_alpha, lora_dropout,
+// lora_target_modules / lora_target_linear, sequence_len, sample_packing, micro_batch_size,
+// gradient_accumulation_steps, num_epochs, optimizer, bf16 (true | auto) / fp16, gradient_checkpointing,
+// flash_attention / sdp_attention / xformers_attention, deepspeed, fsdp.
+#include "import/trainer_fields.hpp"
+
+namespace ftb::import {
+
+void read_axolotl(Mapper& m, const ImportOptions& o) {
+    const Json* base = m.take("base_model");
+    if (!base || !base->is_string()) m.fail("base_model", "missing: the model to fine-tune");
+    set_model(m, base->get<std::string>(), "base_model");
+    const Json* adapter = m.take("adapter");
+    const bool in4 = flag(m, "load_in_4bit"), in8 = flag(m, "load_in_8bit");
+    const std::string a = adapter ? show_value(*adapter) : "";
+    if (a == "qlora" || ((a == "lora") && (in4 || in8))) {
+        m.set("train.method", "qlora", "adapter: " + a + (in4 ? ", load_in_4bit: true" : in8 ? ", load_in_8bit: true" : ""));
+        m.set("train.qlora.bits", in8 && !in4 ? 8 : 4, in8 && !in4 ? "load_in_8bit: true" : "load_in_4bit / adapter qlora");
+    } else if (a == "lora") {
+        m.set("train.method", "lora", "adapter: lora");
+    } else if (!a.empty()) {
+        m.fail("adapter", "'" + a + "' is not lora or qlora");
+    } else {
+        m.set("train.method", "full", "no adapter");
+    }
+    if (a == "lora" || a == "qlora") {
+        if (const int64_t r = whole(m, "lora_r")) m.set("train.lora.rank", r, "lora_r: " + std::to_string(r));
+        if (const Json* al = m.take("lora_alpha"); al && al->is_number()) m.set("train.lora.alpha", al->get<double>(), "lora_alpha: " + al->dump());
+        if (const Json* d = m.take("lora_dropout"); d && d->is_number()) m.set("train.lora.dropout", d->get<double>(), "lora_dropout: " + d->dump());
+        const Json* mods = m.take("lora_target_modules");
+        if (flag(m, "lora_target_linear")) m.set("train.lora.targets", "all-linear", "lora_target_linear: true");
+        else if (mods && mods->is_array() && !mods->empty()) m.set("train.lora.targets", OJson::parse(mods->dump()), "lora_target_modules");
+        else m.set("train.lora.targets", "all-linear", "neither lora_target_modules nor lora_target_linear (axolotl then targets all linear layers)");
+    }
+    const Json* seq = m.take("sequence_len");
+    if (!seq || !seq->is_number_integer()) {
+        if (!o.user_sets("train.seq_len")) m.fail("sequence_len", "missing: give --set train.seq_len=N");
+    } else {
+        m.set("train.seq_len", seq->get<int64_t>(), "sequence_len: " + seq->dump());
+    }
+    const bool packing = flag(m, "sample_packing");
+    m.set("train.packing", packing, std::string("sample_packing: ") + (packing ? "true" : "false"));
+    if (!packing && !flag(m, "pad_to_sequence_len"))
+        m.note("train.avg_seq_len: not in the config; sequences count as full seq_len tokens (an upper bound on memory; "
+               "give --set train.avg_seq_len=N for the real average)");
+    map_trainer_fields(m, o, {"micro_batch_size", "gradient_accumulation_steps", "num_epochs", "optimizer", "gradient_checkpointing"});
+    if (flag(m, "flash_attention")) m.set("train.attention", "flash", "flash_attention: true");
+    else if (flag(m, "sdp_attention")) m.set("train.attention", "sdpa", "sdp_attention: true");
+    else if (flag(m, "xformers_attention")) m.set("train.attention", "flash", "xformers_attention: true (memory-efficient kernel, like flash)");
+    if (!m.has_set("train.framework")) m.set("train.framework", "axolotl", "an axolotl config");
+}
+
+}  // namespace ftb::import

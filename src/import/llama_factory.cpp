@@ -1,0 +1,90 @@
+// LLaMA-Factory YAML (examples/train_lora/llama3_lora_sft.yaml, examples/train_qlora/*, examples/train_full/*).
+// Field names and defaults: src/llamafactory/hparams/finetuning_args.py (finetuning_type "lora", lora_rank 8,
+// lora_alpha = 2 x rank, lora_dropout 0, lora_target "all", freeze_trainable_layers 2, pure_bf16),
+// model_args.py (quantization_bit, flash_attn auto | disabled | sdpa | fa2, disable_gradient_checkpointing False:
+// the model trains with gradient checkpointing unless disabled), data_args.py (cutoff_len 2048, packing); the
+// rest are HF TrainingArguments.
+#include <sstream>
+
+#include "import/trainer_fields.hpp"
+
+namespace ftb::import {
+namespace {
+
+void map_lora(Mapper& m) {
+    const int64_t rank = whole(m, "lora_rank");
+    m.set("train.lora.rank", rank ? rank : 8, rank ? "lora_rank: " + std::to_string(rank) : "no lora_rank (LLaMA-Factory's default 8)");
+    if (const Json* a = m.take("lora_alpha"); a && a->is_number()) m.set("train.lora.alpha", a->get<double>(), "lora_alpha: " + a->dump());
+    if (const Json* d = m.take("lora_dropout"); d && d->is_number()) m.set("train.lora.dropout", d->get<double>(), "lora_dropout: " + d->dump());
+    const Json* t = m.take("lora_target");
+    const std::string target = t ? show_value(*t) : "all";
+    if (target == "all") {
+        m.set("train.lora.targets", "all-linear", "lora_target: all");
+        return;
+    }
+    OJson list = OJson::array();
+    std::stringstream ss(target);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(' ') + 1);
+        if (!item.empty()) list.push_back(item);
+    }
+    m.set("train.lora.targets", list, "lora_target: " + target);
+}
+
+}  // namespace
+
+void read_llama_factory(Mapper& m, const ImportOptions& o) {
+    const Json* model = m.take("model_name_or_path");
+    if (!model || !model->is_string()) m.fail("model_name_or_path", "missing: the model to fine-tune");
+    set_model(m, model->get<std::string>(), "model_name_or_path");
+    const Json* stage = m.take("stage");
+    const std::string st = stage ? show_value(*stage) : "sft";
+    if (st != "sft" && st != "pt")
+        m.note("stage " + st + ": planned as the policy model's training alone (a reference or reward model is not counted)");
+    const Json* ft = m.take("finetuning_type");
+    const std::string type = ft ? show_value(*ft) : "lora";
+    const int64_t qbit = whole(m, "quantization_bit");
+    if (type == "lora") {
+        if (qbit == 4 || qbit == 8) {
+            m.set("train.method", "qlora", "finetuning_type: lora, quantization_bit: " + std::to_string(qbit));
+            m.set("train.qlora.bits", qbit, "quantization_bit: " + std::to_string(qbit));
+        } else {
+            m.set("train.method", "lora", "finetuning_type: lora");
+        }
+        map_lora(m);
+    } else if (type == "freeze") {
+        m.set("train.method", "freeze", "finetuning_type: freeze");
+        const int64_t n = whole(m, "freeze_trainable_layers");
+        m.set("train.freeze.trainable_layers", n ? n : 2, n ? "freeze_trainable_layers" : "no freeze_trainable_layers (default 2)");
+    } else if (type == "full") {
+        m.set("train.method", "full", "finetuning_type: full");
+    } else {
+        m.fail("finetuning_type", "'" + type + "' is not lora, freeze or full");
+    }
+    const int64_t cutoff = whole(m, "cutoff_len");
+    m.set("train.seq_len", cutoff ? cutoff : 2048, cutoff ? "cutoff_len: " + std::to_string(cutoff) : "no cutoff_len (LLaMA-Factory's default 2048)");
+    const bool packing = flag(m, "packing") || flag(m, "neat_packing");
+    m.set("train.packing", packing, packing ? "packing: true" : "no packing (sequences padded per batch)");
+    if (!packing) m.note("train.avg_seq_len: not in the config; sequences count as full cutoff_len tokens (an upper bound; "
+                         "give --set train.avg_seq_len=N)");
+    map_trainer_fields(m, o, {"per_device_train_batch_size", "gradient_accumulation_steps", "num_train_epochs", "optim", ""});
+    if (flag(m, "pure_bf16")) {
+        m.set("train.precision", "bf16", "pure_bf16: true");
+        m.set("train.weights", "pure", "pure_bf16: true");
+    }
+    const bool no_ckpt = flag(m, "disable_gradient_checkpointing");
+    m.set("train.activation_checkpointing", no_ckpt ? "none" : "full",
+          no_ckpt ? "disable_gradient_checkpointing: true" : "gradient checkpointing (on unless disable_gradient_checkpointing)");
+    if (const Json* fa = m.take("flash_attn"); fa && fa->is_string()) {
+        const std::string v = fa->get<std::string>();
+        if (v == "fa2") m.set("train.attention", "flash", "flash_attn: fa2");
+        else if (v == "sdpa") m.set("train.attention", "sdpa", "flash_attn: sdpa");
+        else if (v == "disabled") m.set("train.attention", "eager", "flash_attn: disabled");
+    }
+    if (flag(m, "use_unsloth")) m.set("train.framework", "unsloth", "use_unsloth: true");
+    if (!m.has_set("train.framework")) m.set("train.framework", "llama-factory", "a LLaMA-Factory config");
+}
+
+}  // namespace ftb::import

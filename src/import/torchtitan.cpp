@@ -1,0 +1,92 @@
+// torchtitan TOML (torchtitan/models/llama3/train_configs/llama3_8b.toml; older: train_configs/llama3_8b.toml).
+// Sections and names: torchtitan/config/job_config.py (JobConfig): [model] name, flavor, converters;
+// [training] local_batch_size (older: batch_size), global_batch_size, seq_len, steps, compile,
+// mixed_precision_param; [parallelism] data_parallel_replicate_degree, data_parallel_shard_degree,
+// tensor_parallel_degree, pipeline_parallel_degree, context_parallel_degree, pipeline_parallel_schedule;
+// [activation_checkpoint] mode; [optimizer] name; [float8]. FSDP2 shards parameters, gradients and optimizer
+// state over data_parallel_shard_degree (-1 = every GPU left): ZeRO-3.
+#include "import/trainer_fields.hpp"
+
+namespace ftb::import {
+namespace {
+
+// torchtitan model flavors -> the HF checkpoints of the same shapes (flavors in torchtitan/models/<name>/__init__.py:
+// llama3 "8B" is dim 4096, 32 layers, 8 KV heads, ffn_dim_multiplier 1.3, vocab 128256 = Llama 3.1 8B).
+std::string hf_id(const std::string& name, const std::string& flavor) {
+    if (name == "llama3" || name == "llama3_1") {
+        if (flavor == "8B") return "meta-llama/Llama-3.1-8B";
+        if (flavor == "70B") return "meta-llama/Llama-3.1-70B";
+        if (flavor == "405B") return "meta-llama/Llama-3.1-405B";
+    }
+    if (name == "deepseek_v3" && flavor == "671B") return "deepseek-ai/DeepSeek-V3";
+    if (name == "qwen3") return "Qwen/Qwen3-" + flavor;
+    return "";
+}
+
+int64_t degree(Mapper& m, const std::string& key) {
+    const Json* v = m.take(key);
+    if (!v) return 1;
+    if (!v->is_number_integer() || v->get<int64_t>() == 0 || v->get<int64_t>() < -1) m.fail(key, "expected a degree >= 1, or -1");
+    return v->get<int64_t>();
+}
+
+}  // namespace
+
+void read_torchtitan(Mapper& m, const ImportOptions& o) {
+    const Json* name = m.take("model.name");
+    const Json* flavor = m.take("model.flavor");
+    if (!name || !flavor) m.fail("model", "missing [model] name and flavor");
+    const std::string id = hf_id(show_value(*name), show_value(*flavor));
+    if (id.empty()) m.fail("model.flavor", "torchtitan model " + show_value(*name) + " " + show_value(*flavor) +
+                                               " has no HF checkpoint ftbound knows; give --set model=NAME or a config.json");
+    set_model(m, id, "model.name + model.flavor");
+    m.set("train.method", "full", "torchtitan trains every weight");
+    if (const Json* conv = m.take("model.converters"); conv && conv->dump().find("float8") != std::string::npos)
+        m.set("train.precision", "fp8", "model.converters: float8");
+    int64_t micro = whole(m, "training.local_batch_size");
+    if (!micro) micro = whole(m, "training.batch_size");
+    if (micro) m.set("train.micro_batch", micro, "training.local_batch_size: " + std::to_string(micro));
+    if (const int64_t g = whole(m, "training.global_batch_size")) m.set("train.global_batch", g, "training.global_batch_size");
+    const int64_t seq = whole(m, "training.seq_len");
+    if (!seq && !o.user_sets("train.seq_len")) m.fail("training.seq_len", "missing");
+    if (seq) m.set("train.seq_len", seq, "training.seq_len: " + std::to_string(seq));
+    m.set("train.packing", true, "torchtitan packs documents to seq_len");
+    if (flag(m, "training.compile") || flag(m, "compile.enable")) m.set("train.compile", true, "compile");
+    if (const Json* mp = m.take("training.mixed_precision_param"); mp && show_value(*mp) == "float32")
+        m.set("train.precision", "fp32", "training.mixed_precision_param: float32");
+    if (!m.has_set("train.precision")) m.set("train.precision", "bf16", "mixed_precision_param bfloat16 (torchtitan's default)");
+    m.set("train.weights", "mixed", "FSDP2 mixed precision: fp32 parameters, bf16 compute");
+    if (const int64_t steps = whole(m, "training.steps"))
+        m.note("data.tokens: training.steps " + std::to_string(steps) + " x the global batch x seq_len (set data.tokens for the time to train)");
+    const int64_t tp = degree(m, "parallelism.tensor_parallel_degree"), pp = degree(m, "parallelism.pipeline_parallel_degree");
+    int64_t cp = degree(m, "parallelism.context_parallel_degree");
+    if (cp == 1) cp = degree(m, "experimental.context_parallel_degree");
+    const int64_t shard = degree(m, "parallelism.data_parallel_shard_degree");
+    const int64_t replicate = degree(m, "parallelism.data_parallel_replicate_degree");
+    if (tp > 1) m.set("parallel.tp", tp, "parallelism.tensor_parallel_degree");
+    if (pp > 1) m.set("parallel.pp", pp, "parallelism.pipeline_parallel_degree");
+    if (cp > 1) m.set("parallel.cp", cp, "parallelism.context_parallel_degree");
+    if (shard != 1) m.set("parallel.zero", 3, "parallelism.data_parallel_shard_degree: " + std::to_string(shard) + " (FSDP2)");
+    if (const Json* s = m.take("parallelism.pipeline_parallel_schedule"); s && pp > 1) {
+        const std::string v = show_value(*s);
+        m.set("parallel.pp_schedule", v == "GPipe" ? "gpipe" : v.find("Interleaved") != std::string::npos ? "interleaved" : "1f1b",
+              "parallelism.pipeline_parallel_schedule: " + v);
+    }
+    if (shard > 0) {
+        m.gpus_per_node = static_cast<int>(shard * (replicate > 0 ? replicate : 1) * tp * pp * cp);
+        m.gpus_from = "the parallel degrees (one node)";
+    } else if (!o.user_sets("hardware") && o.hardware.empty()) {
+        // data_parallel_shard_degree -1 takes every GPU the launcher starts: run_train.sh's NGPU defaults to 8.
+        m.gpus_per_node = 8;
+        m.gpus_from = "run_train.sh's default NGPU=8 (data_parallel_shard_degree -1 takes every GPU)";
+    }
+    if (const Json* ac = m.take("activation_checkpoint.mode"); ac && ac->is_string())
+        m.set("train.activation_checkpointing", ac->get<std::string>(), "activation_checkpoint.mode: " + ac->get<std::string>());
+    if (const Json* opt = m.take("optimizer.name"); opt && opt->is_string()) {
+        const std::string v = opt->get<std::string>();
+        m.set("train.optimizer", v == "Adam" ? "adam" : "adamw", "optimizer.name: " + v);
+    }
+    m.set("train.framework", "torchtitan", "a torchtitan config");
+}
+
+}  // namespace ftb::import

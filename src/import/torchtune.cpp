@@ -1,0 +1,122 @@
+// torchtune recipe YAML (recipes/configs/llama3_1/8B_lora_single_device.yaml, 8B_qlora_single_device.yaml,
+// 8B_full.yaml, ...): model._component_ (torchtune.models.<family>.[lora_|qlora_]<family>_<size>) with
+// lora_attn_modules, apply_lora_to_mlp, apply_lora_to_output, lora_rank, lora_alpha, lora_dropout;
+// checkpointer.checkpoint_dir (the HF download folder, named after the model); tokenizer.max_seq_len;
+// dataset.packed; batch_size; gradient_accumulation_steps; epochs; optimizer._component_; optimizer_in_bwd;
+// loss._component_; dtype; enable_activation_checkpointing; enable_activation_offloading; compile;
+// fsdp_cpu_offload (distributed recipes shard with FSDP2).
+#include <filesystem>
+#include <regex>
+
+#include "ftbound/error.hpp"
+#include "import/trainer_fields.hpp"
+#include "spec/catalog.hpp"
+
+namespace ftb::import {
+namespace {
+
+std::string component(Mapper& m, const std::string& key) {
+    const Json* c = m.take(key + "._component_");
+    return c && c->is_string() ? c->get<std::string>() : "";
+}
+
+// torchtune module names -> HF module names (torchtune/models/convert_weights.py _FROM_HF).
+std::string hf_module(const std::string& t) {
+    if (t == "output_proj") return "o_proj";
+    return t;
+}
+
+// "torchtune.models.llama3_1.lora_llama3_1_8b" -> "llama3.1_8b" (a name the catalog resolves).
+std::string model_from_component(const std::string& comp) {
+    std::string last = comp.substr(comp.rfind('.') + 1);
+    for (const char* p : {"qlora_", "lora_"})
+        if (last.rfind(p, 0) == 0) last = last.substr(std::string(p).size());
+    return std::regex_replace(last, std::regex("([0-9])_([0-9])"), "$1.$2");
+}
+
+void map_lora(Mapper& m, const std::string& comp) {
+    const bool qlora = comp.find(".qlora_") != std::string::npos;
+    m.set("train.method", qlora ? "qlora" : "lora", "model._component_: " + comp);
+    if (qlora) m.set("train.qlora.bits", 4, "qlora_ builder (NF4 base weights)");
+    if (const int64_t r = whole(m, "model.lora_rank")) m.set("train.lora.rank", r, "model.lora_rank: " + std::to_string(r));
+    if (const Json* a = m.take("model.lora_alpha"); a && a->is_number()) m.set("train.lora.alpha", a->get<double>(), "model.lora_alpha: " + a->dump());
+    if (const Json* d = m.take("model.lora_dropout"); d && d->is_number()) m.set("train.lora.dropout", d->get<double>(), "model.lora_dropout: " + d->dump());
+    OJson targets = OJson::array();
+    if (const Json* attn = m.take("model.lora_attn_modules"); attn && attn->is_array())
+        for (const auto& t : *attn) targets.push_back(hf_module(show_value(t)));
+    if (flag(m, "model.apply_lora_to_mlp"))
+        for (const char* t : {"gate_proj", "up_proj", "down_proj"}) targets.push_back(t);   // w1, w3, w2
+    if (flag(m, "model.apply_lora_to_output")) targets.push_back("lm_head");
+    if (targets.empty()) m.fail("model.lora_attn_modules", "no LoRA targets");
+    m.set("train.lora.targets", targets, "model.lora_attn_modules, apply_lora_to_mlp, apply_lora_to_output");
+}
+
+std::string optimizer_from_component(const std::string& comp, std::string& note) {
+    if (comp == "torch.optim.AdamW") return "adamw";
+    if (comp == "torch.optim.Adam") return "adam";
+    if (comp == "torch.optim.SGD") return "sgd_momentum";
+    if (comp.find("PagedAdamW8bit") != std::string::npos) return "paged_adamw_8bit";
+    if (comp.find("AdamW8bit") != std::string::npos) return "adamw_8bit";
+    note = "optimizer '" + comp + "' planned as AdamW";
+    return "adamw";
+}
+
+}  // namespace
+
+void read_torchtune(Mapper& m, const ImportOptions& o) {
+    const std::string comp = component(m, "model");
+    if (comp.empty()) m.fail("model._component_", "missing: the model builder");
+    // The model: the checkpoint folder's name is the HF id's name (tune download saves to /tmp/<name>).
+    std::string dir;
+    if (const Json* d = m.take("checkpointer.checkpoint_dir"); d && d->is_string()) {
+        dir = std::filesystem::path(d->get<std::string>()).lexically_normal().filename().string();
+        if (dir.empty()) dir = std::filesystem::path(d->get<std::string>()).parent_path().filename().string();
+    }
+    bool named = false;
+    if (!dir.empty()) {
+        try {
+            set_model(m, dir, "checkpointer.checkpoint_dir");
+            named = true;
+        } catch (const InputError&) {
+        }
+    }
+    if (!named) set_model(m, model_from_component(comp), "model._component_");
+    if (comp.find(".lora_") != std::string::npos || comp.find(".qlora_") != std::string::npos) map_lora(m, comp);
+    else m.set("train.method", "full", "model._component_: " + comp);
+    component(m, "checkpointer");
+    const int64_t seq = whole(m, "tokenizer.max_seq_len");
+    if (seq) m.set("train.seq_len", seq, "tokenizer.max_seq_len: " + std::to_string(seq));
+    else if (!o.user_sets("train.seq_len"))
+        m.fail("tokenizer.max_seq_len", "null: the recipe leaves the sequence length to the data; give --set train.seq_len=N");
+    const bool packed = flag(m, "dataset.packed");
+    m.set("train.packing", packed, packed ? "dataset.packed: true" : "dataset.packed: false (padded per batch)");
+    if (const int64_t b = whole(m, "batch_size")) m.set("train.micro_batch", b, "batch_size: " + std::to_string(b));
+    if (const int64_t ga = whole(m, "gradient_accumulation_steps"))
+        m.set("train.gradient_accumulation", ga, "gradient_accumulation_steps: " + std::to_string(ga));
+    if (const Json* e = m.take("epochs"); e && e->is_number()) m.set("data.epochs", e->get<double>(), "epochs: " + e->dump());
+    if (const std::string opt = component(m, "optimizer"); !opt.empty()) {
+        std::string note;
+        m.set("train.optimizer", optimizer_from_component(opt, note), "optimizer._component_: " + opt);
+        if (!note.empty()) m.note("train.optimizer: " + note);
+    }
+    if (flag(m, "optimizer_in_bwd")) m.set("train.optimizer_in_backward", true, "optimizer_in_bwd: true");
+    if (const std::string loss = component(m, "loss"); !loss.empty())
+        m.set("train.loss", loss.find("Chunked") != std::string::npos ? "chunked" : "standard", "loss._component_: " + loss);
+    if (const Json* dt = m.take("dtype"); dt && dt->is_string()) {
+        const std::string v = dt->get<std::string>();
+        m.set("train.precision", v == "fp32" ? "fp32" : v, "dtype: " + v);
+        m.set("train.weights", v == "fp32" ? "mixed" : "pure", "dtype: " + v + " (torchtune keeps parameters in it, no autocast)");
+    }
+    if (flag(m, "enable_activation_checkpointing")) m.set("train.activation_checkpointing", "full", "enable_activation_checkpointing: true");
+    if (flag(m, "enable_activation_offloading")) m.set("offload.activations", "cpu", "enable_activation_offloading: true");
+    if (flag(m, "compile")) m.set("train.compile", true, "compile: true");
+    const Json* cpu_off = m.take("fsdp_cpu_offload");
+    if (cpu_off) {
+        // Only distributed recipes carry FSDP settings: they shard parameters, gradients and state (FSDP2 full shard).
+        m.set("parallel.zero", 3, "fsdp_cpu_offload present (a distributed recipe: FSDP2 full shard)");
+        if (cpu_off->is_boolean() && cpu_off->get<bool>()) m.set("offload.params", "cpu", "fsdp_cpu_offload: true");
+    }
+    m.set("train.framework", "torchtune", "a torchtune recipe");
+}
+
+}  // namespace ftb::import

@@ -1,0 +1,27 @@
+// `ftbound serve`: the local web UI and JSON API over HTTP (cpp-httplib), on loopback unless told otherwise.
+//   GET  /              the page (src/web/assets/app.js)
+//   GET  /api/catalog   the catalog, as `ftbound catalog --json`
+//   POST /api/plan      body: a job (YAML or JSON) -> `ftbound plan --json`
+//   POST /api/compare   body: a job; ?hardware=a,b -> `ftbound compare --json`
+// Bodies are capped, every computation has a time limit, the job may name catalog entries but no file, and
+// SIGINT/SIGTERM stop the server cleanly (exit 0).
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <string>
+
+namespace ftb::serve {
+
+struct ServeOptions {
+    std::string host = "127.0.0.1";
+    int port = 8080;                        // 0: any free port (the URL passed to on_listening tells which)
+    size_t max_body_bytes = 1 << 20;
+    double request_seconds = 60;            // a request not answered by then gets a 503
+    size_t compute_threads = 0;             // 0: one per core
+    size_t connection_threads = 32;         // connections served at once (the rest wait in the accept queue)
+};
+
+// Serves until SIGINT or SIGTERM; `on_listening(url)` runs once the socket is bound. Returns the exit code.
+int serve(const ServeOptions& options, const std::function<void(const std::string& url)>& on_listening);
+
+}  // namespace ftb::serve

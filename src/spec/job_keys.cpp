@@ -1,0 +1,48 @@
+#include "spec/job_keys.hpp"
+
+#include "ftbound/error.hpp"
+
+namespace ftb {
+
+const std::vector<JobKeySection>& job_key_sections() {
+    static const std::vector<JobKeySection> sections = {
+        {"", {"model", "train", "parallel", "offload", "hardware", "data", "ops"}},
+        {"train",
+         {"method", "lora", "qlora", "freeze", "precision", "weights", "optimizer", "optimizer_in_backward",
+          "micro_batch", "global_batch", "gradient_accumulation", "seq_len", "packing", "avg_seq_len", "activation_checkpointing", "attention",
+          "loss", "compile", "framework"}},
+        {"train.lora", {"rank", "alpha", "targets", "dropout"}},
+        {"train.qlora", {"bits", "double_quant"}},
+        {"train.freeze", {"trainable_layers"}},
+        {"parallel", {"tp", "pp", "cp", "ep", "dp", "sequence_parallel", "zero", "pp_schedule", "virtual_stages"}},
+        {"offload", {"optimizer", "params", "activations"}},
+        {"hardware", {"system", "gpu", "gpus_per_node", "intra_node", "host", "nodes", "inter_node"}},
+        // A device mapping: the fields a catalog device file holds (data/README.md). The descriptive ones
+        // (architecture, form_factor, memory_type, released, notes, sources, ...) are accepted and not used.
+        {"hardware.gpu",
+         {"base", "name", "aliases", "kind", "vendor", "memory", "memory_bandwidth_GBps", "tflops", "sm_count", "tdp_w", "idle_w",
+          "host_link", "cuda_context_bytes", "cores", "base_ghz", "all_core_turbo_ghz", "memory_channels", "pcie_lanes",
+          "pcie_gen", "architecture", "memory_type", "form_factor", "nvlink_GBps", "boost_ghz", "l2_cache_bytes",
+          "released", "sources", "notes"}},
+        {"hardware.gpu.tflops", {"fp32", "tf32", "fp16", "bf16", "fp8"}},
+        {"hardware.host", {"cpu", "sockets", "memory"}},
+        {"hardware.intra_node",
+         {"name", "aliases", "bandwidth_GBps", "latency_us", "achievable_fraction", "lanes", "generation", "count", "sources",
+          "notes"}},
+        {"data", {"tokens", "epochs"}},
+        {"ops",
+         {"price_per_gpu_hour", "price_per_node_hour", "electricity_per_kwh", "pue", "checkpoint_storage",
+          "data_storage", "failures_per_gpu_hour", "restart_seconds"}},
+        {"ops.checkpoint_storage", {"tier", "write_GBps", "read_GBps", "aggregate_write_GBps", "aggregate_read_GBps"}},
+        {"ops.data_storage", {"tier", "write_GBps", "read_GBps", "aggregate_write_GBps", "aggregate_read_GBps"}},
+    };
+    return sections;
+}
+
+const std::vector<std::string>& job_keys(const std::string& path) {
+    for (const auto& s : job_key_sections())
+        if (s.path == path) return s.keys;
+    throw InternalError("no job-file key list for '" + path + "'");
+}
+
+}  // namespace ftb

@@ -1,0 +1,85 @@
+// FLOPs per token (flops.hpp).
+#include "timing/flops.hpp"
+
+#include <algorithm>
+
+namespace ftb {
+namespace {
+
+// Matmul weights one token meets in a block, and the LoRA weights on them, as the work builder shapes them.
+struct BlockWeights {
+    double base = 0;     // every linear the token passes (router included)
+    double router = 0;   // the router, which has no LoRA
+    double lora = 0;     // adapter A and B weights the token passes
+};
+
+BlockWeights block_weights(const LayerSpec& l, const TrainingSetup& set, double rank) {
+    const double h = double(l.hidden), q = double(l.q_dim()), kv = double(l.kv_dim()), i = double(l.ffn_intermediate);
+    const uint32_t mask = set.adapters ? set.lora_mask : 0;
+    BlockWeights w;
+    auto linear = [&](double in, double out, double count, uint32_t bits) {
+        w.base += in * out * count;
+        if (mask & bits) w.lora += rank * (in + out) * count;
+    };
+    const int attention_sets = l.cross_attention ? 2 : 1;
+    for (int s = 0; s < attention_sets; ++s) {
+        if (set.fused_qkv) linear(h, q + 2 * kv, 1, kQ | kK | kV);
+        else linear(h, q, 1, kQ), linear(h, kv, 1, kK), linear(h, kv, 1, kV);
+        linear(q, h, 1, kO);
+    }
+    const double active = l.experts > 0 ? double(l.experts_per_token) : 1.0;
+    if (l.ffn_kind == FfnKind::gated) linear(h, i, active, kGate);
+    linear(h, i, active, kUp);
+    linear(i, h, active, kDown);
+    if (l.shared_expert_intermediate > 0) {
+        const double s = double(l.shared_expert_intermediate);
+        linear(h, s, 2, kGate | kUp);
+        linear(s, h, 1, kDown);
+    }
+    if (l.experts > 0) w.router = h * double(l.experts), w.base += w.router;
+    return w;
+}
+
+// Forward attention FLOPs per token: QK^T and PV over the keys it sees (causal: half of them on average).
+double attention_forward_flops(const LayerSpec& l, double seq) {
+    const double keys = l.sliding_window > 0 ? std::min(seq, double(l.sliding_window)) : seq;
+    const double causal = l.is_encoder ? 1.0 : 0.5;
+    double flops = 4.0 * keys * double(l.q_dim()) * causal;
+    if (l.cross_attention) flops += 4.0 * keys * double(l.q_dim());
+    return flops;
+}
+
+}  // namespace
+
+double method_flops_per_token(const Job& job, const TrainingSetup& set, double seq) {
+    const ModelSpec& m = job.model;
+    const double rank = double(job.spec.train.lora.rank);
+    double flops = 0;
+    for (size_t li = 0; li < m.layers.size(); ++li) {
+        const LayerSpec& l = m.layers[li];
+        const bool needs_grad = set.adapters || int64_t(li) >= set.first_trainable_layer;
+        const bool trains = set.full && int64_t(li) >= set.first_trainable_layer;
+        const BlockWeights w = block_weights(l, set, rank);
+        const double attention = attention_forward_flops(l, seq);
+        flops += 2 * (w.base + w.lora) + attention;                       // forward
+        if (needs_grad) flops += 2 * (w.base + w.lora) + 2 * attention;   // input gradients
+        if (trains) flops += 2 * w.base;                                  // weight gradients (router included)
+        if (set.adapters) flops += 2 * w.lora;                            // adapter weight gradients
+    }
+    const double head = double(m.vocab) * double(m.hidden);
+    flops += 2 * head + 2 * head + (set.full ? 2 * head : 0);   // forward, input gradient, weight gradient
+    return flops;
+}
+
+double six_n_flops_per_token(const ModelSpec& m, double seq) {
+    double matmul_params = double(m.lm_head_params() > 0 ? m.lm_head_params() : m.vocab * m.hidden);
+    double attention = 0;
+    for (const auto& l : m.layers) {
+        matmul_params += double(l.attention_params() - l.qk_norm_params) + double(l.ffn_params_active());
+        const double keys = l.sliding_window > 0 ? std::min(seq, double(l.sliding_window)) : seq;
+        attention += 12.0 * double(l.q_dim()) * keys * (l.cross_attention ? 2 : 1);
+    }
+    return 6.0 * matmul_params + attention;
+}
+
+}  // namespace ftb

@@ -1,0 +1,181 @@
+// `ftbound import` and `plan --from` on configs in each tool's real format (tests/data/import/, each naming the
+// published example whose keys it uses): the fields land where docs/import.md says, assumptions and unused
+// fields are reported on stderr, and every imported job plans.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "spec_test_util.hpp"
+
+using spec_test::describe;
+using spec_test::run_ftbound;
+
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(FTBOUND_TEST_DATA) + "/import/" + name; }
+
+struct Imported {
+    nlohmann::json job;
+    std::string err;
+};
+
+Imported import_json(std::vector<std::string> args) {
+    args.insert(args.begin(), "import");
+    args.push_back("--json");
+    spec_test::CliResult r = run_ftbound(args);
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    if (r.exit_code != 0) return {};
+    return {nlohmann::json::parse(r.out), r.err};
+}
+
+// The YAML form plans as a job file, and plan --from plans the config directly.
+void expect_plans(const std::vector<std::string>& import_args) {
+    std::vector<std::string> args = {"import"};
+    args.insert(args.end(), import_args.begin(), import_args.end());
+    spec_test::CliResult yaml = run_ftbound(args);
+    ASSERT_EQ(yaml.exit_code, 0) << describe(yaml);
+    const std::string job = spec_test::write_scratch("imported_" + std::to_string(std::hash<std::string>{}(import_args[0])) + ".yaml", yaml.out);
+    spec_test::CliResult plan = run_ftbound({"plan", job, "--json"});
+    ASSERT_EQ(plan.exit_code, 0) << describe(plan);
+    EXPECT_GT(nlohmann::json::parse(plan.out)["step"]["seconds"].get<double>(), 0);
+    std::vector<std::string> from = {"plan", "--from"};
+    from.insert(from.end(), import_args.begin(), import_args.end());
+    from.push_back("--json");
+    spec_test::CliResult direct = run_ftbound(from);
+    ASSERT_EQ(direct.exit_code, 0) << describe(direct);
+    EXPECT_EQ(nlohmann::json::parse(direct.out)["memory"], nlohmann::json::parse(plan.out)["memory"]);
+    EXPECT_NE(direct.err.find("import: "), std::string::npos) << direct.err;
+}
+
+TEST(Import, AxolotlQlora) {
+    const Imported i = import_json({fixture("axolotl_llama3_qlora.yml")});
+    const auto& t = i.job["train"];
+    EXPECT_EQ(i.job["model"], "NousResearch/Meta-Llama-3-8B");
+    EXPECT_EQ(t["method"], "qlora");
+    EXPECT_EQ(t["qlora"]["bits"], 4);
+    EXPECT_EQ(t["lora"]["rank"], 32);
+    EXPECT_EQ(t["lora"]["alpha"], 16);
+    EXPECT_EQ(t["lora"]["dropout"], 0.05);
+    EXPECT_EQ(t["lora"]["targets"], "all-linear");
+    EXPECT_EQ(t["seq_len"], 4096);
+    EXPECT_EQ(t["packing"], true);
+    EXPECT_EQ(t["micro_batch"], 2);
+    EXPECT_EQ(t["gradient_accumulation"], 4);
+    EXPECT_EQ(t["optimizer"], "adamw");
+    EXPECT_EQ(t["precision"], "bf16");
+    EXPECT_EQ(t["activation_checkpointing"], "full");
+    EXPECT_EQ(t["attention"], "flash");
+    EXPECT_EQ(t["framework"], "axolotl");
+    EXPECT_EQ(i.job["data"]["epochs"], 4);
+    EXPECT_EQ(i.job["hardware"]["gpu"], "h100-sxm");   // assumed, and said so
+    EXPECT_NE(i.err.find("assumed: hardware.gpu: h100-sxm"), std::string::npos) << i.err;
+    EXPECT_NE(i.err.find("assumed: train.optimizer: paged 32-bit AdamW"), std::string::npos) << i.err;
+    EXPECT_NE(i.err.find("adapter: qlora"), std::string::npos) << i.err;
+    // Unused fields are warnings, by name; empty ones are not listed.
+    EXPECT_NE(i.err.find("warning: "), std::string::npos);
+    EXPECT_NE(i.err.find("learning_rate"), std::string::npos);
+    EXPECT_NE(i.err.find("datasets"), std::string::npos);
+    EXPECT_EQ(i.err.find("lora_model_dir"), std::string::npos);
+    expect_plans({fixture("axolotl_llama3_qlora.yml")});
+}
+
+TEST(Import, LlamaFactoryLora) {
+    const Imported i = import_json({fixture("llama_factory_llama3_lora_sft.yaml")});
+    const auto& t = i.job["train"];
+    EXPECT_EQ(i.job["model"], "meta-llama/Meta-Llama-3-8B-Instruct");
+    EXPECT_EQ(t["method"], "lora");
+    EXPECT_EQ(t["lora"]["rank"], 8);
+    EXPECT_EQ(t["lora"]["targets"], "all-linear");
+    EXPECT_EQ(t["seq_len"], 2048);
+    EXPECT_EQ(t["packing"], false);
+    EXPECT_EQ(t["micro_batch"], 1);
+    EXPECT_EQ(t["gradient_accumulation"], 8);
+    EXPECT_EQ(t["precision"], "bf16");
+    EXPECT_EQ(t["activation_checkpointing"], "full");
+    EXPECT_EQ(t["framework"], "llama-factory");
+    EXPECT_EQ(i.job["data"]["epochs"], 3.0);
+    EXPECT_NE(i.err.find("avg_seq_len"), std::string::npos) << i.err;
+    expect_plans({fixture("llama_factory_llama3_lora_sft.yaml")});
+}
+
+TEST(Import, TorchtuneLoraRecipe) {
+    // The recipe leaves the sequence length to the data: a clear error that says how to give it.
+    spec_test::CliResult r = run_ftbound({"import", fixture("torchtune_llama3_1_8B_lora_single_device.yaml")});
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_TRUE(r.out.empty());
+    EXPECT_NE(r.err.find("tokenizer.max_seq_len"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--set train.seq_len="), std::string::npos) << r.err;
+
+    const Imported i = import_json({fixture("torchtune_llama3_1_8B_lora_single_device.yaml"), "--set", "train.seq_len=2048"});
+    const auto& t = i.job["train"];
+    EXPECT_EQ(i.job["model"], "Meta-Llama-3.1-8B-Instruct");   // the download folder, resolved to Llama 3.1 8B
+    EXPECT_EQ(t["method"], "lora");
+    EXPECT_EQ(t["lora"]["rank"], 8);
+    EXPECT_EQ(t["lora"]["targets"], nlohmann::json({"q_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}));
+    EXPECT_EQ(t["seq_len"], 2048);
+    EXPECT_EQ(t["micro_batch"], 2);
+    EXPECT_EQ(t["gradient_accumulation"], 8);
+    EXPECT_EQ(t["precision"], "bf16");
+    EXPECT_EQ(t["weights"], "pure");
+    EXPECT_EQ(t["loss"], "chunked");
+    EXPECT_EQ(t["activation_checkpointing"], "full");
+    EXPECT_EQ(t["framework"], "torchtune");
+    expect_plans({fixture("torchtune_llama3_1_8B_lora_single_device.yaml"), "--set", "train.seq_len=2048"});
+}
+
+TEST(Import, HfTrainingArgumentsWithDeepSpeedZero3) {
+    const Imported i = import_json({fixture("hf_training_args_zero3.json")});
+    const auto& t = i.job["train"];
+    EXPECT_EQ(i.job["model"], "meta-llama/Llama-3.1-8B");
+    EXPECT_EQ(t["seq_len"], 4096);
+    EXPECT_EQ(t["micro_batch"], 2);
+    EXPECT_EQ(t["gradient_accumulation"], 8);
+    EXPECT_EQ(t["precision"], "bf16");
+    EXPECT_EQ(t["activation_checkpointing"], "full");
+    EXPECT_EQ(t["framework"], "deepspeed");
+    EXPECT_EQ(i.job["parallel"]["zero"], 3);
+    EXPECT_EQ(i.job["offload"]["optimizer"], "cpu");
+    EXPECT_FALSE(i.job.contains("offload") && i.job["offload"].contains("params"));   // device "none"
+    EXPECT_NE(i.err.find("ds_config_zero3.json: zero_optimization.stage: 3 -> parallel.zero: 3"), std::string::npos) << i.err;
+    // The accelerate config gives the GPUs (8 on one machine).
+    const Imported a = import_json({fixture("hf_training_args_zero3.json"), "--accelerate", fixture("accelerate_deepspeed_8gpu.yaml")});
+    EXPECT_EQ(a.job["hardware"]["gpus_per_node"], 8);
+    EXPECT_NE(a.err.find("num_processes 8"), std::string::npos) << a.err;
+    expect_plans({fixture("hf_training_args_zero3.json"), "--hardware", "xe9680"});
+}
+
+TEST(Import, TorchtitanToml) {
+    const Imported i = import_json({fixture("torchtitan_llama3_8b.toml")});
+    const auto& t = i.job["train"];
+    EXPECT_EQ(i.job["model"], "meta-llama/Llama-3.1-8B");
+    EXPECT_EQ(t["method"], "full");
+    EXPECT_EQ(t["seq_len"], 8192);
+    EXPECT_EQ(t["micro_batch"], 1);
+    EXPECT_EQ(t["activation_checkpointing"], "selective");
+    EXPECT_EQ(t["framework"], "torchtitan");
+    EXPECT_EQ(i.job["parallel"]["zero"], 3);
+    EXPECT_EQ(i.job["hardware"]["gpus_per_node"], 8);
+    EXPECT_NE(i.err.find("NGPU=8"), std::string::npos) << i.err;
+    EXPECT_NE(i.err.find("profiling.profile_freq"), std::string::npos) << i.err;   // unused, by section
+    expect_plans({fixture("torchtitan_llama3_8b.toml")});
+}
+
+TEST(Import, Errors) {
+    const std::string other = spec_test::write_scratch("not_a_trainer.yaml", "foo: 1\nbar: [1, 2]\n");
+    spec_test::CliResult r = run_ftbound({"import", other});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("not a config ftbound can import"), std::string::npos) << r.err;
+    const std::string bad_model = spec_test::write_scratch("bad_model.yml", "base_model: acme/NoSuchModel-7B\nsequence_len: 512\n");
+    r = run_ftbound({"import", bad_model});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("base_model: unknown model 'acme/NoSuchModel-7B'"), std::string::npos) << r.err;
+    const std::string bad_toml = spec_test::write_scratch("bad.toml", "[training\nseq_len = 1\n");
+    r = run_ftbound({"import", bad_toml});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("malformed TOML"), std::string::npos) << r.err;
+    r = run_ftbound({"plan", "--from", fixture("axolotl_llama3_qlora.yml"), fixture("axolotl_llama3_qlora.yml")});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("not both"), std::string::npos) << r.err;
+}
+
+}  // namespace
