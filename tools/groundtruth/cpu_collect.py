@@ -279,9 +279,15 @@ def run_micro(threads):
     torch.set_num_threads(threads)
     rows = []
 
+    mark = [time.perf_counter(), time.process_time(), _cpu_busy_seconds()]
+
     def add(kind, dtype, shape, seconds, samples, rate, rate_unit):
+        # Other processes' CPU (cores) since the previous row: the measurement's disturbance.
+        wall, cpu, busy = time.perf_counter(), time.process_time(), _cpu_busy_seconds()
+        others = max(0.0, (busy - mark[2]) - (cpu - mark[1])) / max(1e-9, wall - mark[0])
+        mark[:] = [wall, cpu, busy]
         rows.append(dict(kind=kind, dtype=dtype, threads=threads, shape=shape, seconds=seconds, rate=rate,
-                         rate_unit=rate_unit, samples=samples, load_1min=os.getloadavg()[0]))
+                         rate_unit=rate_unit, samples=samples, load_1min=os.getloadavg()[0], others_cores=others))
 
     for dtype_name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
         for m, n, k in GEMM_SHAPES:
@@ -433,12 +439,13 @@ def write_outputs(out, raw, host):
         w.writerows(rows)
     if raw.get("micro"):
         with open(os.path.join(out, "microbench.csv"), "w", newline="") as f:
-            fields = ["kind", "dtype", "threads", "shape", "seconds", "rate", "rate_unit", "load_1min", "samples"]
+            fields = ["kind", "dtype", "threads", "shape", "seconds", "rate", "rate_unit", "load_1min", "others_cores",
+                      "samples"]
             w = csv.DictWriter(f, fieldnames=fields)
             w.writeheader()
             for row in raw["micro"]:
                 w.writerow({k: (" ".join(f"{x:.3e}" for x in row[k]) if k == "samples" else
-                                (f"{row[k]:.4g}" if isinstance(row[k], float) else row[k])) for k in fields})
+                                (f"{row[k]:.4g}" if isinstance(row[k], float) else row.get(k, ""))) for k in fields})
     with open(os.path.join(out, "raw.json"), "w") as f:
         json.dump(raw, f, indent=1)
 
@@ -465,6 +472,9 @@ def main():
                     help="before each case, wait until the other processes use less than this many cores over 10 s (the "
                          "machine is shared: steps measured while others run are up to 2x slower, 1 thread or 2)")
     ap.add_argument("--threads", type=int, default=None, help="run only the cases (and microbenchmarks) with this many threads")
+    ap.add_argument("--memory-only", action="store_true",
+                    help="one warm-up step and one timed step per case: RSS and malloc peaks (they do not depend on "
+                         "what else runs on the machine); step times from such a pass are not kept as ground truth")
     ap.add_argument("--micro-only", action="store_true")
     ap.add_argument("--no-micro", action="store_true")
     ap.add_argument("--case", default=None, help=argparse.SUPPRESS)
@@ -501,6 +511,8 @@ def main():
             spec = dict(model=model, method=method, precision=precision, micro_batch=mb, seq_len=seq, threads=threads,
                         warmup=2 if MODELS[model]["hidden_size"] < 2048 else 1, min_steps=5 if model != "llama-0.9b" else 3,
                         max_steps=9, min_seconds=8.0)
+            if args.memory_only:
+                spec.update(warmup=1, min_steps=1, max_steps=1, min_seconds=0.0)
             waited = wait_for_quiet(args.quiet)
             t0 = time.time()
             load_before = os.getloadavg()
