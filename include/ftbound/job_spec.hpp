@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "ftbound/storage.hpp"
+
 namespace ftb {
 
 enum class Method { full, lora, qlora, freeze };
@@ -80,17 +82,13 @@ struct DataSpec {
     double epochs = 1;
 };
 
-struct CheckpointStorage {
-    std::string kind = "nvme";         // nvme | nfs | object-store | custom
-    double write_GBps = 0;             // 0 = the kind's catalog figure
-};
-
 struct OpsSpec {
     std::optional<double> price_per_gpu_hour;
     std::optional<double> price_per_node_hour;
     double electricity_per_kwh = 0.15; // set by the reader; see ops defaults
     double pue = 1.3;
-    CheckpointStorage checkpoint_storage;
+    StorageChoice checkpoint_storage;  // where checkpoints are written and read back (tier "" = default)
+    StorageChoice data_storage;        // where the training data is read from (tier "" = default)
     std::optional<double> failures_per_gpu_hour;   // override of the Llama 3 default
     double restart_seconds = 0;        // 0 = derived
 };

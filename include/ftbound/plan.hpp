@@ -36,6 +36,7 @@ struct Plan {
     std::vector<WeakPoint> weak_points;
     OperationsResult ops;
     std::vector<Recommendation> recommendations;   // re-planned changes that fit and speed the step up
+    std::vector<std::string> accuracy_notes;       // where the job is outside what validation/ measured
 };
 
 Plan make_plan(const Job& job, const PlanOptions& options = {});

@@ -7,9 +7,9 @@
 
 namespace ftb {
 
-EnergyCost energy_and_cost(double job_seconds, double node_w, int nodes, int gpus, const OpsSpec& ops,
-                           bool cpu_only) {
-    FTB_ASSERT(job_seconds >= 0 && node_w >= 0 && nodes >= 0 && gpus >= 0);
+EnergyCost energy_and_cost(double job_seconds, double node_w, int nodes, const OpsSpec& ops,
+                           const std::optional<NodePrice>& price) {
+    FTB_ASSERT(job_seconds >= 0 && node_w >= 0 && nodes >= 0);
     EnergyCost e;
     const double hours = job_seconds / 3600.0;
     e.it_energy_kwh = node_w * nodes * hours / 1000.0;
@@ -17,12 +17,10 @@ EnergyCost energy_and_cost(double job_seconds, double node_w, int nodes, int gpu
     // IT energy x PUE.
     e.energy_kwh = e.it_energy_kwh * std::max(1.0, ops.pue);
     e.energy_cost = e.energy_kwh * std::max(0.0, ops.electricity_per_kwh);
-
-    if (!cpu_only && ops.price_per_gpu_hour)
-        e.compute_cost = *ops.price_per_gpu_hour * gpus * hours;
-    else if (ops.price_per_node_hour)
-        e.compute_cost = *ops.price_per_node_hour * nodes * hours;
-    if (e.compute_cost) e.total_cost = *e.compute_cost + e.energy_cost;
+    if (price) {
+        e.compute_cost = price->per_node_hour * nodes * hours;
+        e.total_cost = *e.compute_cost + (price->includes_power ? 0.0 : e.energy_cost);
+    }
     return e;
 }
 

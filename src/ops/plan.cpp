@@ -2,9 +2,52 @@
 // fit advice, the step schedule, weak points, operations and recommendations.
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "ftbound/plan.hpp"
+#include "ops/accuracy_notes.hpp"
+#include "report/table.hpp"
 
 namespace ftb {
+namespace {
+
+// A weak point in rank order (by impact; memory headroom stays last).
+void insert_weak_point(std::vector<WeakPoint>& weak, const WeakPoint& w) {
+    auto pos = std::find_if(weak.begin(), weak.end(), [&](const WeakPoint& x) {
+        return x.resource == Resource::memory_capacity || x.impact < w.impact;
+    });
+    weak.insert(pos, w);
+}
+
+// Storage as a weak point: the whole job (checkpoint writes, restores after failures) re-planned with storage
+// twice as fast; and training-data reads that outlast a step (the loader reads ahead under one step).
+void add_storage_weak_points(const Job& job, Plan& plan) {
+    const OperationsResult& o = plan.ops;
+    if (o.has_job_length && o.reliability.progresses) {
+        const OperationsResult faster = plan_operations(job, plan.memory, plan.time, 2.0);
+        const double impact = faster.reliability.progresses && faster.reliability.wall_seconds > 0
+                                  ? o.reliability.wall_seconds / faster.reliability.wall_seconds
+                                  : 1.0;
+        if (impact > 1.001)
+            insert_weak_point(plan.weak_points,
+                              {Resource::storage,
+                               fmt::format("checkpoint storage ({}): {} per write, {} writing over the job",
+                                           o.checkpoint_storage.name, fmt_seconds(o.checkpoint.seconds),
+                                           fmt_seconds(o.reliability.checkpoint_overhead_seconds)),
+                               impact});
+    }
+    if (o.data_read.exposed_seconds_per_step > 0) {
+        const double step = plan.time.step_seconds;
+        const double exposed_faster = std::max(0.0, o.data_read.seconds_per_step / 2 - step);
+        insert_weak_point(plan.weak_points,
+                          {Resource::data_loading,
+                           fmt::format("training data from {}: {} of reads per step against a {} step",
+                                       o.data_storage.name, fmt_seconds(o.data_read.seconds_per_step), fmt_seconds(step)),
+                           (step + o.data_read.exposed_seconds_per_step) / (step + exposed_faster)});
+    }
+}
+
+}  // namespace
 
 Plan make_plan(const Job& job, const PlanOptions& options) {
     Plan plan;
@@ -45,13 +88,11 @@ Plan make_plan(const Job& job, const PlanOptions& options) {
             w.what = pw.note;
             w.impact = pw.exceeds_capacity ? 1.0 / std::max(1e-9, pw.sustained_factor)
                                            : 1.0 / std::max(1e-9, pw.throttle_factor);
-            // Ranked with the others by impact (memory headroom stays last).
-            auto pos = std::find_if(plan.weak_points.begin(), plan.weak_points.end(), [&](const WeakPoint& x) {
-                return x.resource == Resource::memory_capacity || x.impact < w.impact;
-            });
-            plan.weak_points.insert(pos, w);
+            insert_weak_point(plan.weak_points, w);
         }
+        add_storage_weak_points(job, plan);
     }
+    plan.accuracy_notes = accuracy_notes(job);
     if (options.recommendations && plan.memory.fits) plan.recommendations = recommend(job, plan.memory, plan.time);
     return plan;
 }

@@ -42,17 +42,6 @@ constexpr Llama3Row kLlama3Table5[] = {
     {"System Memory", "Host", 2},
 };
 
-// Per-client write bandwidth of shared storage, GB/s.
-// NFS: a single NFS mount plateaus near 1.2 GB/s of writes (and ~2 GB/s of reads) over one TCP
-// connection, whatever the link (NGX Storage, "nconnect" measurements, ngxstorage.com/tag/nfs;
-// `nconnect` multiplies it).
-constexpr double kNfsWriteGBpsPerNode = 1.2;
-// Object store (S3-style): ASSUMPTION, not a measured figure. S3 scales with parallel requests
-// (3,500 PUT/s per partitioned prefix; AWS "Best practices design patterns: optimizing Amazon S3
-// performance") and a checkpoint writer uses a handful of concurrent multipart uploads per node;
-// 1 GB/s per node is taken as the order of magnitude. Measure and set checkpoint_storage.write_GBps.
-constexpr double kObjectStoreWriteGBpsPerNode = 1.0;
-
 bool finite_positive(double x) { return std::isfinite(x) && x > 0; }
 
 }  // namespace
@@ -87,40 +76,34 @@ double checkpoint_bytes(const CheckpointContents& c) {
     return trainable + c.frozen_params_saved * c.weight_bytes_per_param;
 }
 
-CheckpointStorageKind checkpoint_storage_kind(const std::string& name) {
-    if (name == "nvme") return CheckpointStorageKind::nvme;
-    if (name == "nfs") return CheckpointStorageKind::nfs;
-    if (name == "object-store") return CheckpointStorageKind::object_store;
-    if (name == "custom") return CheckpointStorageKind::custom;
-    throw InternalError("unknown checkpoint storage kind '" + name + "' (the job reader validates it)");
-}
+namespace {
 
-double storage_write_GBps_per_node(CheckpointStorageKind kind, double local_nvme_write_GBps,
-                                   double custom_write_GBps) {
-    switch (kind) {
-        case CheckpointStorageKind::nvme: return local_nvme_write_GBps;
-        case CheckpointStorageKind::nfs: return kNfsWriteGBpsPerNode;
-        case CheckpointStorageKind::object_store: return kObjectStoreWriteGBpsPerNode;
-        case CheckpointStorageKind::custom: return custom_write_GBps;
-    }
-    return 0;
-}
-
-CheckpointWrite checkpoint_write(const CheckpointPath& p) {
+// The slowest of the three stages for `bytes_per_node`, with the per-node and shared storage rates given.
+CheckpointWrite slowest_stage(const CheckpointPath& p, double per_node_GBps, double aggregate_GBps) {
     CheckpointWrite w;
     const double bytes = std::max(0.0, p.bytes_per_node);
     // A stage whose bandwidth is 0 is not part of the path (a CPU server has no device-to-host copy).
     if (p.gpus_per_node > 0 && finite_positive(p.host_link_GBps))
         w.device_to_host_seconds = bytes / p.gpus_per_node / (p.host_link_GBps * 1e9);
-    if (finite_positive(p.storage_write_GBps_per_node))
-        w.host_to_storage_seconds = bytes / (p.storage_write_GBps_per_node * 1e9);
-    if (finite_positive(p.storage_aggregate_GBps))
-        w.shared_storage_seconds = bytes * std::max(1, p.nodes) / (p.storage_aggregate_GBps * 1e9);
+    if (finite_positive(per_node_GBps)) w.host_to_storage_seconds = bytes / (per_node_GBps * 1e9);
+    if (finite_positive(aggregate_GBps))
+        w.shared_storage_seconds = bytes * std::max(1, p.nodes) / (aggregate_GBps * 1e9);
     w.seconds = std::max({w.device_to_host_seconds, w.host_to_storage_seconds, w.shared_storage_seconds});
     w.bound_by = w.seconds == w.shared_storage_seconds && w.seconds > 0 ? "shared_storage"
                  : w.seconds == w.host_to_storage_seconds               ? "storage"
                                                                         : "pcie";
     return w;
+}
+
+}  // namespace
+
+CheckpointWrite checkpoint_write(const CheckpointPath& p) {
+    return slowest_stage(p, p.storage_write_GBps_per_node, p.storage_aggregate_GBps);
+}
+
+CheckpointWrite checkpoint_read(const CheckpointPath& p) {
+    return slowest_stage(p, p.storage_read_GBps_per_node > 0 ? p.storage_read_GBps_per_node : p.storage_write_GBps_per_node,
+                         p.storage_aggregate_read_GBps > 0 ? p.storage_aggregate_read_GBps : p.storage_aggregate_GBps);
 }
 
 double checkpoint_write_seconds(const CheckpointPath& path) { return checkpoint_write(path).seconds; }
@@ -142,8 +125,15 @@ double daly_interval_seconds(double checkpoint_seconds, double mtbf_seconds) {
     return std::sqrt(2 * c * m) * (1 + std::sqrt(x) / 3 + x / 9) - c;
 }
 
+double checkpoint_interval_rules(double interval_seconds, double checkpoint_seconds, double step_seconds) {
+    double tau = std::max(interval_seconds, checkpoint_seconds);
+    if (step_seconds > 0) tau = std::max(1.0, std::ceil(tau / step_seconds - 1e-9)) * step_seconds;
+    return tau;
+}
+
 ReliabilityResult reliability(const FailureModel& model, int gpus, double job_seconds, double ckpt_bytes,
-                              double ckpt_seconds, double restart_seconds, double price_per_second) {
+                              double ckpt_seconds, double restart_seconds, double price_per_second,
+                              double step_seconds) {
     FTB_ASSERT(gpus >= 0 && job_seconds >= 0 && ckpt_seconds >= 0 && restart_seconds >= 0);
     ReliabilityResult r;
     r.failures_per_gpu_hour = model.per_gpu_hour();
@@ -156,7 +146,8 @@ ReliabilityResult reliability(const FailureModel& model, int gpus, double job_se
     const double m = r.job_mtbf_seconds, c = ckpt_seconds, ts = job_seconds;
 
     r.young_interval_seconds = young_interval_seconds(c, m);
-    r.checkpoint_interval_seconds = std::min(daly_interval_seconds(c, m), ts);
+    // Daly's optimum (at most the job), then the rules; a job shorter than the rules' interval checkpoints once, at its end.
+    r.checkpoint_interval_seconds = checkpoint_interval_rules(std::min(daly_interval_seconds(c, m), ts), c, step_seconds);
 
     if (ts <= 0) {  // nothing to run, nothing to lose
         r.checkpoint_interval_seconds = 0;

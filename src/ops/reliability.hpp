@@ -37,34 +37,29 @@ struct CheckpointContents {
 };
 double checkpoint_bytes(const CheckpointContents& c);
 
-// Where checkpoints are written, per node, in GB/s (1e9 bytes/s).
-enum class CheckpointStorageKind { nvme, nfs, object_store, custom };
-CheckpointStorageKind checkpoint_storage_kind(const std::string& name);  // nvme | nfs | object-store | custom
-// The node's write bandwidth to that storage: nvme = the node's local array (`local_nvme_write_GBps`,
-// from the system catalog); nfs and object-store: typical per-client figures (see the .cpp);
-// custom = `custom_write_GBps` (the job's {write_GBps:}).
-double storage_write_GBps_per_node(CheckpointStorageKind kind, double local_nvme_write_GBps,
-                                   double custom_write_GBps);
-
 // The path a checkpoint takes: each GPU copies its shard to host memory over its host link (all GPUs
 // in parallel), each node writes its share to storage, and shared storage may cap all nodes together.
 // The stages stream (large checkpoints are written in chunks), so the slowest stage sets the time.
+// Restoring runs the same path the other way with the storage's read figures.
 struct CheckpointPath {
     double bytes_per_node = 0;
     int gpus_per_node = 1;                  // 0 for a CPU server: no device-to-host stage
-    double host_link_GBps = 0;              // achievable device->host, per GPU (0 = no such stage)
+    double host_link_GBps = 0;              // achievable device<->host, per GPU (0 = no such stage)
     double storage_write_GBps_per_node = 0;
     int nodes = 1;
     double storage_aggregate_GBps = 0;      // shared storage's total write bandwidth (0 = no shared cap)
+    double storage_read_GBps_per_node = 0;  // for restores (0 = as the write figures)
+    double storage_aggregate_read_GBps = 0;
 };
 struct CheckpointWrite {
     double seconds = 0;                     // max of the stages below
-    double device_to_host_seconds = 0;
-    double host_to_storage_seconds = 0;
+    double device_to_host_seconds = 0;      // (host to device when restoring)
+    double host_to_storage_seconds = 0;     // (storage to host when restoring)
     double shared_storage_seconds = 0;
     std::string bound_by;                   // "pcie" | "storage" | "shared_storage"
 };
 CheckpointWrite checkpoint_write(const CheckpointPath& path);
+CheckpointWrite checkpoint_read(const CheckpointPath& path);
 double checkpoint_write_seconds(const CheckpointPath& path);
 
 // Optimum compute time between checkpoints for write time C and mean time between failures M.
@@ -84,7 +79,8 @@ struct ReliabilityResult {
     double checkpoint_write_seconds = 0;
     double restart_seconds = 0;
     double young_interval_seconds = 0;         // first-order optimum, for reference
-    double checkpoint_interval_seconds = 0;    // Daly's optimum, capped at the job's length
+    double checkpoint_interval_seconds = 0;    // Daly's optimum, capped at the job's length; never shorter than a
+                                               // checkpoint write, a whole number of steps (at least one)
     double checkpoints = 0;                    // written over the job (useful time / interval)
     double expected_interruptions = 0;         // over the job's wall time
     double wall_seconds = 0;                   // useful time + checkpoint writes + rework + restarts
@@ -99,9 +95,15 @@ struct ReliabilityResult {
 };
 
 // `job_seconds`: useful (failure-free) training time of the whole job. `price_per_second`: what the
-// whole job's machines cost per second (0 when unknown). Failures are Poisson (exponential
-// inter-arrival), and may strike during checkpoint writes and restarts too (Daly 2006).
+// whole job's machines cost per second (0 when unknown). `step_seconds`: one optimizer step (0 = unknown);
+// a checkpoint can only be taken between steps. Failures are Poisson (exponential inter-arrival), and may
+// strike during checkpoint writes and restarts too (Daly 2006).
 ReliabilityResult reliability(const FailureModel& model, int gpus, double job_seconds, double checkpoint_bytes,
-                              double checkpoint_write_seconds, double restart_seconds, double price_per_second);
+                              double checkpoint_write_seconds, double restart_seconds, double price_per_second,
+                              double step_seconds = 0);
+
+// The sanity rules on the interval: at least one checkpoint write long (a shorter interval would spend all
+// its time writing), and a whole number of steps, at least one (checkpoints are taken between steps).
+double checkpoint_interval_rules(double interval_seconds, double checkpoint_seconds, double step_seconds);
 
 }  // namespace ftb

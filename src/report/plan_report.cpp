@@ -65,6 +65,33 @@ OJson memory_json(const MemoryResult& m) {
     return j;
 }
 
+OJson price_json(const std::optional<NodePrice>& p) {
+    if (!p) return nullptr;
+    return {{"per_node_hour", p->per_node_hour}, {"includes_power", p->includes_power}, {"basis", p->basis},
+            {"currency", p->currency.empty() ? OJson(nullptr) : OJson(p->currency)},
+            {"date", p->date.empty() ? OJson(nullptr) : OJson(p->date)},
+            {"comparable", p->comparable.empty() ? OJson(nullptr) : OJson(p->comparable)}, {"sources", p->sources}};
+}
+
+OJson storage_json(const OperationsResult& o) {
+    auto tier = [](const StorageTier& t) {
+        return OJson{{"tier", t.name}, {"node_local", t.node_local}, {"durable", t.durable},
+                     {"write_GBps_per_node", t.write_GBps_per_node}, {"read_GBps_per_node", t.read_GBps_per_node},
+                     {"aggregate_write_GBps", t.aggregate_write_GBps}, {"aggregate_read_GBps", t.aggregate_read_GBps}};
+    };
+    OJson ck = tier(o.checkpoint_storage);
+    ck["write_seconds"] = o.checkpoint.seconds;
+    ck["write_bound_by"] = o.checkpoint.bound_by;
+    ck["restore_seconds"] = o.restore.seconds;
+    ck["restore_bound_by"] = o.restore.bound_by;
+    OJson data = tier(o.data_storage);
+    data["bytes_per_node_per_step"] = o.data_read.bytes_per_node_per_step;
+    data["read_seconds_per_step"] = o.data_read.seconds_per_step;
+    data["exposed_seconds_per_step"] = o.data_read.exposed_seconds_per_step;
+    return {{"checkpoint", ck}, {"data", data}, {"note", o.storage_note.empty() ? OJson(nullptr) : OJson(o.storage_note)}};
+}
+
+
 OJson memory_walk_json(const MemoryWalk& walk) {
     OJson points = OJson::array();
     for (const auto& p : walk.points) {
@@ -143,7 +170,9 @@ OJson plan_json(const Job& job, const Plan& plan) {
     j["energy_kwh"] = o.has_job_length ? OJson(o.energy.energy_kwh) : OJson(nullptr);
     j["cost"] = o.has_job_length ? num_or_null(o.energy.total_cost) : OJson(nullptr);
     j["cost_detail"] = {{"compute", num_or_null(o.energy.compute_cost)}, {"energy", o.energy.energy_cost},
-                        {"it_energy_kwh", o.energy.it_energy_kwh}, {"pue", job.spec.ops.pue}};
+                        {"it_energy_kwh", o.energy.it_energy_kwh}, {"pue", job.spec.ops.pue},
+                        {"price", price_json(o.price)}};
+    j["storage"] = storage_json(o);
     const ReliabilityResult& rl = o.reliability;
     auto finite = [](double v) { return std::isfinite(v) ? OJson(v) : OJson(nullptr); };
     // Without data.tokens the job's length is unknown: job-level figures are null; the checkpoint interval is
@@ -176,6 +205,7 @@ OJson plan_json(const Job& job, const Plan& plan) {
         fixes.push_back({{"what", f.what}, {"set", f.set}, {"device_used_bytes", f.memory.device_used_bytes},
                          {"fits", f.memory.fits}});
     j["fits_with"] = fixes;
+    j["accuracy_notes"] = plan.accuracy_notes;
     j["memory_walk"] = memory_walk_json(plan.memory_walk);
     whole_numbers(j, false);
     return j;
@@ -183,7 +213,7 @@ OJson plan_json(const Job& job, const Plan& plan) {
 
 std::string memory_verdict(const Job& job, const MemoryResult& m) {
     const double gib = 1073741824.0;
-    const std::string who = job.system.cpu_only ? "per socket" : "per GPU";
+    const std::string who = job.system.cpu_only ? "of RAM per socket" : "per GPU";
     const double need = m.device_used_bytes;
     const std::string margin = m.margin_bytes >= 0 ? fmt::format("{:.1f} GiB to spare", m.margin_bytes / gib)
                                                    : fmt::format("over by {:.1f} GiB", -m.margin_bytes / gib);
@@ -201,14 +231,31 @@ std::string memory_verdict(const Job& job, const MemoryResult& m) {
                               need / gib, m.capacity_bytes / gib, who, margin, band, where);
             break;
         case MemoryVerdict::does_not_fit:
-            out = fmt::format("DOES NOT FIT: needs {:.1f} GiB {}, the {} has {:.1f} GiB ({}; {}, {})", need / gib, who,
-                              job.system.device.name, m.capacity_bytes / gib, margin, band, where);
+            out = fmt::format("DOES NOT FIT: needs {:.1f} GiB {}, {} {:.1f} GiB ({}; {}, {})", need / gib, who,
+                              job.system.cpu_only ? "each socket's share of the node's RAM is"
+                                                  : "the " + job.system.device.name + " has",
+                              m.capacity_bytes / gib, margin, band, where);
             break;
     }
     if (m.fits && !m.host_fits)
         out += fmt::format("; but the host needs {:.1f} GiB of RAM and has {:.1f} GiB", m.host_bytes / gib,
                            m.host_capacity_bytes / gib);
     return out;
+}
+
+// "59.27 (compute 56.91 + energy 2.36) at 19.66 USD per node-hour, hourly list price (AWS ..., 2024-12)".
+std::string cost_sentence(const OperationsResult& o) {
+    if (!o.energy.total_cost || !o.price)
+        return "no price known for this system (ops.price_per_gpu_hour or ops.price_per_node_hour)";
+    const NodePrice& p = *o.price;
+    const std::string parts = p.includes_power ? fmt::format("{:.2f} (the price includes power)", *o.energy.total_cost)
+                                               : fmt::format("{:.2f} (compute {:.2f} + energy {:.2f})", *o.energy.total_cost,
+                                                             *o.energy.compute_cost, o.energy.energy_cost);
+    std::string basis = p.basis;
+    if (!p.comparable.empty()) basis += ": " + p.comparable;
+    if (!p.date.empty()) basis += ", " + p.date;
+    return fmt::format("{} at {:.2f}{} per node-hour ({})", parts, p.per_node_hour,
+                       p.currency.empty() ? "" : " " + p.currency, basis);
 }
 
 std::string plan_text(const Job& job, const Plan& plan) {
@@ -235,8 +282,13 @@ std::string plan_text(const Job& job, const Plan& plan) {
                            : "",
                        to_string(js.offload.activations), js.train.fp8_weights ? "yes" : "no",
                        js.train.optimizer_in_backward ? "yes" : "no");
-    out += fmt::format("  system  {}: {} x {} per node, {} node{}\n\n", job.system.name, job.system.devices_per_node,
-                       job.system.device.name, job.system.nodes, job.system.nodes > 1 ? "s" : "");
+    out += fmt::format("  system  {}: {} x {} per node{}, {} node{}\n", job.system.name, job.system.devices_per_node,
+                       job.system.device.name, job.system.cpu_only ? " (one process per socket)" : "", job.system.nodes,
+                       job.system.nodes > 1 ? "s" : "");
+    for (const auto& n : plan.accuracy_notes) out += "  accuracy: " + n + "\n";
+    out += "\n";
+    const bool cpu = job.system.cpu_only;
+    const char* unit = cpu ? "socket" : "GPU";
 
     TextTable t({"memory at the peak (" + std::string(to_string(m.peak_phase)) + ")", "bytes", "share"},
                 {false, true, true});
@@ -249,11 +301,19 @@ std::string plan_text(const Job& job, const Plan& plan) {
     row("logits and loss", m.breakdown.logits_bytes);
     row("temporary", m.breakdown.temporary_bytes);
     t.add_rule();
-    t.add({"allocated peak (torch max_memory_allocated)", fmt_bytes(m.allocated_peak_bytes), ""});
-    t.add({"reserved peak (torch max_memory_reserved)", fmt_bytes(m.reserved_peak_bytes), ""});
-    t.add({"+ CUDA context and communicator buffers", fmt_bytes(m.cuda_context_bytes + m.comm_buffer_bytes), ""});
-    t.add({"device used (nvidia-smi)", fmt_bytes(m.device_used_bytes), fmt_percent(m.device_used_bytes / m.capacity_bytes)});
-    t.add({"capacity", fmt_bytes(m.capacity_bytes), ""});
+    if (cpu) {
+        t.add({"live tensors at the peak", fmt_bytes(m.allocated_peak_bytes), ""});
+        t.add({"held by the allocator (glibc malloc)", fmt_bytes(m.reserved_peak_bytes), ""});
+        t.add({"+ PyTorch runtime and communicator buffers", fmt_bytes(m.cuda_context_bytes + m.comm_buffer_bytes), ""});
+        t.add({"process RSS (ps, top)", fmt_bytes(m.device_used_bytes), fmt_percent(m.device_used_bytes / m.capacity_bytes)});
+        t.add({"RAM per socket (the node's RAM / sockets)", fmt_bytes(m.capacity_bytes), ""});
+    } else {
+        t.add({"allocated peak (torch max_memory_allocated)", fmt_bytes(m.allocated_peak_bytes), ""});
+        t.add({"reserved peak (torch max_memory_reserved)", fmt_bytes(m.reserved_peak_bytes), ""});
+        t.add({"+ CUDA context and communicator buffers", fmt_bytes(m.cuda_context_bytes + m.comm_buffer_bytes), ""});
+        t.add({"device used (nvidia-smi)", fmt_bytes(m.device_used_bytes), fmt_percent(m.device_used_bytes / m.capacity_bytes)});
+        t.add({"capacity", fmt_bytes(m.capacity_bytes), ""});
+    }
     if (m.paged_bytes > 0)
         t.add({"paged optimizer states (unified memory, not in device used)", fmt_bytes(m.paged_bytes), ""});
     if (m.host_bytes > 0)
@@ -267,9 +327,9 @@ std::string plan_text(const Job& job, const Plan& plan) {
                            ? fmt::format(" (beyond the model's {} trained positions)", job.model.max_positions)
                            : "");
     const TimeResult& tm = plan.time;
-    out += fmt::format("\n  step: {} per optimizer step ({} micro-batch{} per GPU), {:.0f} tokens/s ({:.0f} per GPU), MFU {:.1f}% (6N {:.1f}%), HFU {:.1f}%\n",
-                       fmt_seconds(tm.step_seconds), js.grad_accumulation(), js.grad_accumulation() > 1 ? "es" : "",
-                       tm.tokens_per_second, tm.tokens_per_second_per_gpu, 100 * tm.mfu, 100 * tm.mfu_6n, 100 * tm.hfu);
+    out += fmt::format("\n  step: {} per optimizer step ({} micro-batch{} per {}), {:.0f} tokens/s ({:.0f} per {}), MFU {:.1f}% (6N {:.1f}%), HFU {:.1f}%\n",
+                       fmt_seconds(tm.step_seconds), js.grad_accumulation(), js.grad_accumulation() > 1 ? "es" : "", unit,
+                       tm.tokens_per_second, tm.tokens_per_second_per_gpu, unit, 100 * tm.mfu, 100 * tm.mfu_6n, 100 * tm.hfu);
     TextTable st({"where the step goes", "seconds", "share", "resource"}, {false, true, true, false});
     for (const auto& p : tm.breakdown)
         st.add({p.phase, fmt_seconds(p.seconds), fmt_percent(p.seconds / tm.step_seconds), to_string(p.resource)});
@@ -278,11 +338,13 @@ std::string plan_text(const Job& job, const Plan& plan) {
     if (!plan.weak_points.empty()) {
         out += "  weak points (each resource made 2x better, re-scheduled):\n";
         for (const auto& w : plan.weak_points) {
+            const char* room = cpu ? "socket's RAM" : "GPU memory";
             if (w.resource == Resource::memory_capacity && w.impact >= 0)
-                out += fmt::format("    - {}: {:.0f}% of the GPU memory left\n", w.what, 100 * w.impact);
+                out += fmt::format("    - {}: {:.0f}% of the {} left\n", w.what, 100 * w.impact, room);
             else if (w.resource == Resource::memory_capacity)   // negative headroom: say by how much it is over
-                out += fmt::format("    - {}: over by {:.1f} GiB ({:.0f}% more than the GPU has)\n", w.what,
-                                   -w.impact * m.capacity_bytes / 1073741824.0, -100 * w.impact);
+                out += fmt::format("    - {}: over by {:.1f} GiB ({:.0f}% more than the {} has)\n", w.what,
+                                   -w.impact * m.capacity_bytes / 1073741824.0, -100 * w.impact,
+                                   cpu ? "socket's share of RAM" : "GPU");
             else
                 out += fmt::format("    - {} ({}): step {:.2f}x faster\n", w.what, to_string(w.resource), w.impact);
         }
@@ -295,8 +357,8 @@ std::string plan_text(const Job& job, const Plan& plan) {
         for (const auto& r : plan.recommendations) {
             std::string sets;
             for (const auto& s : r.set) sets += " --set " + s;
-            out += fmt::format("    - {}: step {} ({:.2f}x tokens/s), {} per GPU{}  [{}]\n", r.what, fmt_seconds(r.step_seconds),
-                               r.speedup, fmt_bytes(r.device_used_bytes), r.changes_training ? ", changes the training" : "",
+            out += fmt::format("    - {}: step {} ({:.2f}x tokens/s), {} per {}{}  [{}]\n", r.what, fmt_seconds(r.step_seconds),
+                               r.speedup, fmt_bytes(r.device_used_bytes), unit, r.changes_training ? ", changes the training" : "",
                                sets.substr(1));
         }
     }
@@ -314,19 +376,19 @@ std::string plan_text(const Job& job, const Plan& plan) {
     if (!o.power.note.empty()) out += "    " + o.power.note + "\n";
     const ReliabilityResult& rl = o.reliability;
     if (o.has_job_length) {
-        if (rl.progresses)
-            out += fmt::format("  reliability: {:.3g} expected interruptions (job MTBF {}), checkpoint {} written in {} ({}-bound), "
-                               "every {}; goodput {:.1f}%, {} lost{}\n",
+        if (rl.progresses) {
+            out += fmt::format("  reliability: {:.3g} expected interruptions (job MTBF {}), checkpoint {} to {} written in {} "
+                               "({}-bound), restored in {}, every {}; goodput {:.1f}%, {} lost{}\n",
                                rl.expected_interruptions, fmt_seconds(rl.job_mtbf_seconds), fmt_bytes(rl.checkpoint_bytes),
-                               fmt_seconds(rl.checkpoint_write_seconds), o.checkpoint.bound_by,
-                               fmt_seconds(rl.checkpoint_interval_seconds), 100 * rl.goodput, fmt_seconds(rl.lost_seconds),
-                               rl.lost_cost > 0 ? fmt::format(" (cost {:.2f})", rl.lost_cost) : "");
-        else
+                               o.checkpoint_storage.name, fmt_seconds(rl.checkpoint_write_seconds), o.checkpoint.bound_by,
+                               fmt_seconds(o.restore.seconds), fmt_seconds(rl.checkpoint_interval_seconds), 100 * rl.goodput,
+                               fmt_seconds(rl.lost_seconds), rl.lost_cost > 0 ? fmt::format(" (cost {:.2f})", rl.lost_cost) : "");
+            if (!o.storage_note.empty()) out += "    " + o.storage_note + "\n";
+        } else {
             out += "  reliability: failures arrive faster than a checkpoint and restart complete: the job cannot progress\n";
+        }
         out += fmt::format("  energy: {:.1f} kWh at the meter (PUE {:.2f}); cost: {}\n", o.energy.energy_kwh, js.ops.pue,
-                           o.energy.total_cost ? fmt::format("{:.2f} (compute {:.2f} + energy {:.2f})", *o.energy.total_cost,
-                                                             *o.energy.compute_cost, o.energy.energy_cost)
-                                               : "no price given (ops.price_per_gpu_hour)");
+                           cost_sentence(o));
     } else {
         out += "  job length unknown: give data.tokens for time to train, reliability over the job, energy and cost\n";
     }
@@ -335,11 +397,12 @@ std::string plan_text(const Job& job, const Plan& plan) {
         for (const auto& f : plan.fixes) {
             std::string sets;
             for (const auto& s : f.set) sets += " --set " + s;
-            out += fmt::format("    - {}: {} per GPU{}\n", f.what, fmt_bytes(f.memory.device_used_bytes),
+            out += fmt::format("    - {}: {} per {}{}\n", f.what, fmt_bytes(f.memory.device_used_bytes), unit,
                                sets.empty() ? "" : "  [" + sets.substr(1) + "]");
         }
     } else if (!m.fits) {
-        out += "\n  no single change or combination of up to three changes tried makes it fit: more or larger GPUs are needed\n";
+        out += fmt::format("\n  no single change or combination of up to three changes tried makes it fit: {} are needed\n",
+                           cpu ? "more RAM or more sockets" : "more or larger GPUs");
     }
     return out;
 }

@@ -3,10 +3,13 @@
 #pragma once
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ftbound/model_spec.hpp"
+#include "ftbound/price.hpp"
+#include "ftbound/storage.hpp"
 #include "ftbound/system_spec.hpp"
 #include "spec/document.hpp"
 
@@ -38,6 +41,9 @@ public:
     LinkSpec link(const std::string& name, const InputSite& site) const;
     NetworkSpec network(const std::string& name, const InputSite& site) const;
     SystemSpec system(const std::string& name_or_path, const InputSite& site) const;
+    // Storage tiers (data/storage/) and node prices (data/prices/): catalog_ops.cpp.
+    StorageTier storage(const std::string& name, const InputSite& site) const;
+    std::optional<NodePrice> price(const std::string& system_name) const;   // empty: no price for it
 
     // Readers for one entry's fields (also used for inline mappings in job files).
     // `base`: a catalog device whose fields the mapping replaces (a variant part), or null for a new device.

@@ -186,6 +186,18 @@ DeviceSpec read_device_field(const Fields& h, const std::string& key, DeviceKind
     return d;
 }
 
+// `gpus_per_node` with a system: the job uses that many of the node's GPUs (sockets on a CPU server); the
+// others idle, their idle power part of the node's base load.
+void use_fewer_devices(const Fields& h, SystemSpec& s) {
+    const char* what = s.cpu_only ? "sockets" : "GPUs";
+    const int64_t used = *h.get_int("gpus_per_node", 1, 1024);
+    if (used > s.devices_per_node)
+        h.fail("gpus_per_node", "the system '" + s.name + "' has " + std::to_string(s.devices_per_node) + " " + what +
+                                    " per node; give at most that (the " + what + " the job uses)");
+    s.node_base_power_w += double(s.devices_per_node - used) * s.device.idle_w;
+    s.devices_per_node = static_cast<int>(used);
+}
+
 void read_hardware(const Fields& h, Job& job, const Catalog& cat) {
     h.reject_unknown(job_keys("hardware"));
     SystemSpec& s = job.system;
@@ -198,7 +210,7 @@ void read_hardware(const Fields& h, Job& job, const Catalog& cat) {
             if (s.cpu_only) h.fail("gpu", "the system is a CPU-only server");
             s.device = read_device_field(h, "gpu", DeviceKind::gpu, cat);
         }
-        if (h.has("gpus_per_node")) h.fail("gpus_per_node", "fixed by the system '" + s.name + "'");
+        if (h.has("gpus_per_node")) use_fewer_devices(h, s);
     } else {
         if (!h.has("gpu")) h.fail("system", "missing: name a catalog system, or compose one with gpu + gpus_per_node");
         DeviceSpec gpu = read_device_field(h, "gpu", DeviceKind::gpu, cat);
@@ -244,24 +256,38 @@ void read_data(const Fields& d, JobSpec& j) {
     j.data.epochs = d.get_number("epochs", 0, 1e6).value_or(1);
 }
 
+// A storage tier by name (data/storage/; `nvme` is the node's own drives, `local-nvme`), or a mapping with a tier
+// and/or figures: {tier, write_GBps, read_GBps (per node), aggregate_write_GBps, aggregate_read_GBps}.
+StorageChoice read_storage_choice(const Fields& o, const std::string& key) {
+    StorageChoice c;
+    std::vector<std::string> tiers = {"nvme", "nfs", "object-store"};
+    for (const auto& n : Catalog::instance().names("storage"))
+        if (std::find(tiers.begin(), tiers.end(), n) == tiers.end()) tiers.push_back(n);
+    auto tier_name = [](const std::string& n) { return n == "nvme" ? std::string("local-nvme") : n; };
+    if (o.raw(key)->is_string()) {
+        c.tier = tier_name(*o.get_choice(key, tiers));
+        return c;
+    }
+    const Fields f = o.child(key);
+    f.reject_unknown(job_keys("ops." + key));
+    if (f.has("tier")) c.tier = tier_name(*f.get_choice("tier", tiers));
+    c.write_GBps_per_node = f.get_number("write_GBps", 1e-6, 1e6);
+    c.read_GBps_per_node = f.get_number("read_GBps", 1e-6, 1e6);
+    c.aggregate_write_GBps = f.get_number("aggregate_write_GBps", 1e-6, 1e9);
+    c.aggregate_read_GBps = f.get_number("aggregate_read_GBps", 1e-6, 1e9);
+    if (c.tier.empty() && !c.write_GBps_per_node)
+        f.fail("write_GBps", "missing: give the per-node write rate, or name a tier (tier: nfs)");
+    return c;
+}
+
 void read_ops(const Fields& o, JobSpec& j) {
     o.reject_unknown(job_keys("ops"));
     if (auto p = o.get_number("price_per_gpu_hour", 0, 1e6)) j.ops.price_per_gpu_hour = *p;
     if (auto p = o.get_number("price_per_node_hour", 0, 1e7)) j.ops.price_per_node_hour = *p;
     j.ops.electricity_per_kwh = o.get_number("electricity_per_kwh", 0, 100).value_or(j.ops.electricity_per_kwh);
     j.ops.pue = o.get_number("pue", 1, 5).value_or(j.ops.pue);
-    if (const Json* c = o.raw("checkpoint_storage")) {
-        if (c->is_string()) {
-            j.ops.checkpoint_storage.kind = *o.get_choice("checkpoint_storage", {"nvme", "nfs", "object-store"});
-        } else {
-            Fields cs = o.child("checkpoint_storage");
-            cs.reject_unknown(job_keys("ops.checkpoint_storage"));
-            auto w = cs.get_number("write_GBps", 1e-6, 1e6);
-            if (!w) cs.fail("write_GBps", "missing");
-            j.ops.checkpoint_storage.kind = "custom";
-            j.ops.checkpoint_storage.write_GBps = *w;
-        }
-    }
+    if (o.has("checkpoint_storage")) j.ops.checkpoint_storage = read_storage_choice(o, "checkpoint_storage");
+    if (o.has("data_storage")) j.ops.data_storage = read_storage_choice(o, "data_storage");
     if (auto f = o.get_number("failures_per_gpu_hour", 0, 1)) j.ops.failures_per_gpu_hour = *f;
     j.ops.restart_seconds = o.get_number("restart_seconds", 0, 1e7).value_or(0);
 }

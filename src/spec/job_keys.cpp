@@ -32,8 +32,9 @@ const std::vector<JobKeySection>& job_key_sections() {
         {"data", {"tokens", "epochs"}},
         {"ops",
          {"price_per_gpu_hour", "price_per_node_hour", "electricity_per_kwh", "pue", "checkpoint_storage",
-          "failures_per_gpu_hour", "restart_seconds"}},
-        {"ops.checkpoint_storage", {"write_GBps"}},
+          "data_storage", "failures_per_gpu_hour", "restart_seconds"}},
+        {"ops.checkpoint_storage", {"tier", "write_GBps", "read_GBps", "aggregate_write_GBps", "aggregate_read_GBps"}},
+        {"ops.data_storage", {"tier", "write_GBps", "read_GBps", "aggregate_write_GBps", "aggregate_read_GBps"}},
     };
     return sections;
 }

@@ -2,6 +2,7 @@
 #include "timing/attribution.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 
 #include "timing/step_model.hpp"
@@ -97,7 +98,13 @@ void set_throughput(TimeResult& res, const Job& job, double real_tokens_per_seq,
     }
     const DataSpec& data = job.spec.data;
     if (data.tokens > 0 && res.tokens_per_second > 0)
-        res.time_to_train_seconds = data.tokens * data.epochs / res.tokens_per_second;
+        res.time_to_train_seconds = steps_to_train(job.spec, res.tokens_per_step) * res.step_seconds;
+}
+
+double steps_to_train(const JobSpec& js, double tokens_per_step) {
+    const double tokens = js.data.tokens * js.data.epochs;
+    if (!(tokens_per_step > 0) || !(tokens > 0)) return 0;
+    return std::max(1.0, std::ceil(tokens / tokens_per_step - 1e-9));
 }
 
 std::string describe_bottleneck(const Job& job, const TimeResult& t) {

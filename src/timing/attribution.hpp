@@ -36,7 +36,11 @@ double hardware_flops_per_step(const ParallelSpec& par, const StageWork& stage, 
 // Dense peak of the device in the job's precision, FLOP/s.
 double peak_flops(const DeviceSpec& dev, Precision p);
 
-// tokens/s, per GPU, MFU, HFU and time to train, from the step time and FLOPs.
+// Whole optimizer steps to train data.tokens x data.epochs: ceil(tokens / tokens per step), at least one (a last,
+// partial batch still runs as a step), so a job is never shorter than one step; 0 without data.tokens.
+double steps_to_train(const JobSpec& spec, double tokens_per_step);
+
+// tokens/s, per GPU, MFU, HFU and time to train (whole steps), from the step time and FLOPs.
 void set_throughput(TimeResult& res, const Job& job, double real_tokens_per_seq, const StepFlops& flops);
 
 }  // namespace ftb

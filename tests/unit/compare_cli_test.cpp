@@ -121,6 +121,94 @@ TEST(CompareCli, Errors) {
     expect_input_error({"compare", job, "--hardware", "dgx-h100", "--set", "train.micro_batch"}, "train.micro_batch");
 }
 
+std::string compare_data(const std::string& name) { return std::string(FTBOUND_TEST_DATA) + "/compare/" + name; }
+
+Json compare_json(std::vector<std::string> args) {
+    args.insert(args.begin(), "compare");
+    args.push_back("--json");
+    const auto r = run_ftbound(args);
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    return r.exit_code == 0 ? Json::parse(r.out) : Json::object();
+}
+
+TEST(CompareCli, GlobalBatchOfOneIsAdaptedPerSystem) {
+    // The case: one sequence per step cannot be split over 4 GPUs or 2 sockets. Each system gets a row with
+    // a step time, says what was adapted, and the CPU server is slower per step.
+    const Json j = compare_json({compare_data("global-batch-1.yaml"), "--hardware",
+                                 "dell-poweredge-r760xa-4x-h100-pcie,dell-poweredge-r760-2x-xeon-8480"});
+    ASSERT_EQ(j["rows"].size(), 2u);
+    for (const Json& row : j["rows"]) {
+        SCOPED_TRACE(row["system"].get<std::string>());
+        ASSERT_FALSE(row.contains("error")) << row["error"];
+        expect_number(row, "step.seconds");
+        ASSERT_TRUE(row["adapted"].is_array());
+        EXPECT_FALSE(row["adapted"].empty());
+        EXPECT_EQ(row["throughput"]["tokens_per_step"].get<double>(), 2048);
+        expect_number(row, "cost_per_million_tokens");
+        expect_number(row, "energy_kwh_per_million_tokens");
+    }
+    const Json& gpu = j["rows"][0];
+    const Json& cpu = j["rows"][1];
+    EXPECT_LT(gpu["step"]["seconds"].get<double>(), cpu["step"]["seconds"].get<double>());
+    // The CPU server runs the one sequence on one of its two sockets.
+    EXPECT_EQ(cpu["gpus"].get<int>(), 1);
+    EXPECT_NE(cpu["adapted"][0].get<std::string>().find("uses 1 of 2 sockets"), std::string::npos) << cpu["adapted"];
+    // Each system is priced from the catalog, with its source: not one price for all.
+    EXPECT_NE(gpu["cost_detail"]["price"]["per_node_hour"], cpu["cost_detail"]["price"]["per_node_hour"]);
+    EXPECT_FALSE(cpu["cost_detail"]["price"]["sources"].empty());
+}
+
+TEST(CompareCli, JobsOwnPriceStaysWithItsSystemAndPriceOverrides) {
+    // The example prices its R760xa at 2.50 per GPU-hour: that row keeps it (10 per node-hour); the XE9680 takes
+    // its catalog price; --price sets the CPU server's.
+    const Json j = compare_json({example("llama3.1-8b-lora-r760xa.yaml"), "--hardware",
+                                 "dell-poweredge-r760xa-4x-h100-pcie,dell-poweredge-xe9680-8x-h100-sxm,"
+                                 "dell-poweredge-r760-2x-xeon-8480",
+                                 "--price", "dell-poweredge-r760-2x-xeon-8480=3.5"});
+    ASSERT_EQ(j["rows"].size(), 3u);
+    EXPECT_DOUBLE_EQ(j["rows"][0]["cost_detail"]["price"]["per_node_hour"].get<double>(), 10);
+    EXPECT_EQ(j["rows"][1]["cost_detail"]["price"]["basis"], "hourly list price");
+    EXPECT_DOUBLE_EQ(j["rows"][2]["cost_detail"]["price"]["per_node_hour"].get<double>(), 3.5);
+    // cost per million tokens = the whole job's cost / (2e8 tokens x 2 epochs) x 1e6.
+    for (const Json& row : j["rows"])
+        EXPECT_NEAR(row["cost_per_million_tokens"].get<double>(), row["cost"].get<double>() / 400.0,
+                    1e-9 * row["cost"].get<double>());
+}
+
+TEST(CompareCli, NodesSweepAddsARowPerCount) {
+    const Json j = compare_json({example("llama3.1-8b-lora-r760xa.yaml"), "--hardware",
+                                 "dell-poweredge-xe9680-8x-h100-sxm,dell-poweredge-r760-2x-xeon-8480", "--nodes", "1,2"});
+    ASSERT_EQ(j["rows"].size(), 4u);
+    EXPECT_EQ(j["rows"][0]["nodes"], 1);
+    EXPECT_EQ(j["rows"][1]["nodes"], 2);
+    EXPECT_EQ(j["rows"][1]["gpus"], 16);
+    EXPECT_EQ(j["rows"][3]["gpus"], 4);
+    // Two nodes train the job in less time than one.
+    EXPECT_LT(j["rows"][1]["time_to_train_seconds"].get<double>(), j["rows"][0]["time_to_train_seconds"].get<double>());
+}
+
+TEST(CompareCli, CsvHasAHeaderAndARowPerSystem) {
+    const auto r = run_ftbound({"compare", compare_data("global-batch-1.yaml"), "--hardware",
+                                "dell-poweredge-r760xa-4x-h100-pcie,dell-poweredge-r760-2x-xeon-8480", "--csv"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    std::vector<std::string> lines;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    ASSERT_EQ(lines.size(), 3u) << r.out;
+    EXPECT_EQ(lines[0].rfind("system,nodes,devices,fits,", 0), 0u) << lines[0];
+    EXPECT_EQ(lines[2].rfind("dell-poweredge-r760-2x-xeon-8480,1,1,true,", 0), 0u) << lines[2];
+}
+
+TEST(CompareCli, SweepAndPriceErrors) {
+    const std::string job = example("llama3.1-8b-lora-r760xa.yaml");
+    expect_input_error({"compare", job, "--hardware", "dgx-h100", "--nodes", "0"}, "--nodes");
+    expect_input_error({"compare", job, "--hardware", "dgx-h100", "--nodes", "1,x"}, "--nodes");
+    expect_input_error({"compare", job, "--hardware", "dgx-h100", "--price", "dgx-h100"}, "--price");
+    expect_input_error({"compare", job, "--hardware", "dgx-h100", "--price", "dgx-h100=-1"}, "--price");
+    expect_input_error({"compare", job, "--hardware", "dgx-h100", "--price", "hgx-h100-8x=3"}, "not one of the --hardware");
+    expect_input_error({"compare", job, "--hardware", "dgx-h100", "--json", "--csv"}, "--csv");
+}
+
 TEST(CompareCli, JobErrorsAreInputErrorsNotRows) {
     // A mistake in the job itself (here a typo given with --set) is the same on every system: bad input, exit 2,
     // not a table of per-system error rows with exit 0.

@@ -163,11 +163,42 @@ TEST(OpsReliability, CheckpointPathTakesItsSlowestStage) {
     EXPECT_DOUBLE_EQ(w.seconds, 4);
 }
 
-TEST(OpsReliability, StorageKinds) {
-    EXPECT_DOUBLE_EQ(storage_write_GBps_per_node(checkpoint_storage_kind("nvme"), 10, 0), 10);
-    EXPECT_DOUBLE_EQ(storage_write_GBps_per_node(checkpoint_storage_kind("nfs"), 10, 0), 1.2);
-    EXPECT_DOUBLE_EQ(storage_write_GBps_per_node(checkpoint_storage_kind("object-store"), 10, 0), 1.0);
-    EXPECT_DOUBLE_EQ(storage_write_GBps_per_node(checkpoint_storage_kind("custom"), 10, 3.5), 3.5);
+TEST(OpsReliability, RestoreReadsTheSamePathBack) {
+    // 8 GB per node, storage writes at 2 GB/s and reads at 4 GB/s: written in 4 s, read back in 2 s; shared
+    // storage reading 200 GB/s for 100 nodes: 8e11 / 2e11 = 4 s.
+    CheckpointPath p{8e9, 8, 50, 2, 1, 0, 4, 0};
+    EXPECT_DOUBLE_EQ(checkpoint_read(p).seconds, 2);
+    p.nodes = 100, p.storage_aggregate_GBps = 100, p.storage_aggregate_read_GBps = 200;
+    EXPECT_DOUBLE_EQ(checkpoint_write(p).seconds, 8);
+    EXPECT_DOUBLE_EQ(checkpoint_read(p).seconds, 4);
+    EXPECT_EQ(checkpoint_read(p).bound_by, "shared_storage");
+}
+
+TEST(OpsReliability, Llama3ScaleCheckpointTakesSecondsToMinutes) {
+    // 405B full fine-tuning state, 14 B/param = 5.67e12 B (5.16 TiB) from 2,048 nodes. Summing per-node rates
+    // would write it in 0.1 s; one parallel file system appliance (80 GB/s for all nodes, data/storage/
+    // parallel-fs.yaml) takes 5.67e12 / 80e9 = 70.9 s.
+    const double bytes = 405e9 * 14;
+    const CheckpointWrite w = checkpoint_write({bytes / 2048, 8, 55, 48, 2048, 80, 48, 80});
+    EXPECT_NEAR(w.seconds, bytes / 80e9, 1e-9);
+    EXPECT_EQ(w.bound_by, "shared_storage");
+    EXPECT_GT(w.seconds, 10);
+    EXPECT_LT(w.seconds, 30 * 60);
+}
+
+TEST(OpsReliability, IntervalNeverShorterThanAWriteOrAStep) {
+    // Daly's 100 s with a 300 s write: every 300 s (a shorter interval would do nothing but write).
+    EXPECT_DOUBLE_EQ(checkpoint_interval_rules(100, 300, 0), 300);
+    // A 250 s step: checkpoints fall between steps, at least one step apart: 100 s -> 250 s; 600 s -> 750 s.
+    EXPECT_DOUBLE_EQ(checkpoint_interval_rules(100, 10, 250), 250);
+    EXPECT_DOUBLE_EQ(checkpoint_interval_rules(600, 10, 250), 750);
+    EXPECT_DOUBLE_EQ(checkpoint_interval_rules(750, 10, 250), 750);
+    // Through reliability(): 1 failure per GPU-hour on 100 GPUs (M = 36 s) with a 60 s write: C >= 2M, Daly gives
+    // M = 36 s; the rules lift it to the write (60 s) and then to whole 45 s steps: 90 s.
+    FailureModel one{{{"all", "GPU", 1.0}}, "test"};
+    const ReliabilityResult r = reliability(one, 100, 36000, 1e9, 60, 10, 0, 45);
+    EXPECT_DOUBLE_EQ(r.checkpoint_interval_seconds, 90);
+    EXPECT_GE(r.checkpoint_interval_seconds, r.checkpoint_write_seconds);
 }
 
 TEST(OpsReliability, LoraCheckpointSkipsTheFrozenBase) {

@@ -200,12 +200,15 @@ TEST(PlanJsonContract, CostNullWithoutPriceTimeNullWithoutTokens) {
 }
 
 TEST(PlanJsonContract, TimeToTrainIsTokensOverThroughput) {
-    // data.tokens 2e7 x 1 epoch at the predicted tokens/s.
+    // data.tokens 2e7 x 1 epoch at the predicted tokens/s, in whole steps (the last, partial batch is a step).
     const Json j = plan_json({example("llama3.1-8b-lora-rtx4090.yaml")});
-    EXPECT_NEAR(j["time_to_train_seconds"].get<double>(), 2e7 / j["throughput"]["tokens_per_second"].get<double>(),
+    const double per_step = j["throughput"]["tokens_per_step"].get<double>();
+    EXPECT_NEAR(j["time_to_train_seconds"].get<double>(), std::ceil(2e7 / per_step) * j["step"]["seconds"].get<double>(),
                 1e-6 * j["time_to_train_seconds"].get<double>());
+    EXPECT_NEAR(j["time_to_train_seconds"].get<double>(), 2e7 / j["throughput"]["tokens_per_second"].get<double>(),
+                j["step"]["seconds"].get<double>());
     const Json two = plan_json({example("llama3.1-8b-lora-rtx4090.yaml"), "--set", "data.epochs=2"});
-    EXPECT_NEAR(two["time_to_train_seconds"].get<double>(), 2 * j["time_to_train_seconds"].get<double>(),
+    EXPECT_NEAR(two["time_to_train_seconds"].get<double>(), std::ceil(4e7 / per_step) * j["step"]["seconds"].get<double>(),
                 1e-6 * two["time_to_train_seconds"].get<double>());
 }
 

@@ -42,6 +42,34 @@ TEST(PlanOperations, Llama3ScaleInterruptions) {
     EXPECT_LE(interval, 3600) << "checkpoint interval above an hour";
     EXPECT_GT(rel["goodput"].get<double>(), 0.8);
     EXPECT_LT(rel["goodput"].get<double>(), 1.0);
+    // The 5.67e12-byte training state into Tectonic's 2 TB/s: 2.8 s, not a per-node sum over 2,048 nodes.
+    EXPECT_NEAR(rel["checkpoint_write_seconds"].get<double>(), 405e9 * 14 / 2e12, 0.05 * 405e9 * 14 / 2e12);
+    EXPECT_EQ(rel["checkpoint_bound_by"], "shared_storage");
+}
+
+TEST(PlanOperations, Llama3ScaleOnOneParallelFileSystemTakesMinutes) {
+    // The default shared storage for a multi-node job (one parallel file system appliance, 80 GB/s): ~71 s.
+    const Json j = plan_json({plan_data("llama3-405b-16k-gpus.yaml"), "--set", "ops.checkpoint_storage=parallel-fs"});
+    const double write = j["reliability"]["checkpoint_write_seconds"].get<double>();
+    EXPECT_GT(write, 30);
+    EXPECT_LT(write, 30 * 60);
+    EXPECT_EQ(j["storage"]["checkpoint"]["tier"], "parallel-fs");
+    EXPECT_GE(j["reliability"]["checkpoint_interval_seconds"].get<double>(), write);
+}
+
+TEST(PlanOperations, SanityRulesHoldOnAPlan) {
+    // 1,000 tokens are far less than one step (64 x 4096): the job still takes one whole step, and the checkpoint
+    // interval is at least one step and at least one write.
+    const Json j = plan_json({example("llama3.1-8b-lora-r760xa.yaml"), "--set", "data.tokens=1000", "--set", "data.epochs=1"});
+    const double step = j["step"]["seconds"].get<double>();
+    EXPECT_DOUBLE_EQ(j["time_to_train_seconds"].get<double>(), step);
+    const Json& rel = j["reliability"];
+    EXPECT_GE(rel["checkpoint_interval_seconds"].get<double>(), step * (1 - 1e-12));
+    EXPECT_GE(rel["checkpoint_interval_seconds"].get<double>(), rel["checkpoint_write_seconds"].get<double>());
+    // One node: its own NVMe array (data/systems: 10 GB/s write), restored at its read rate.
+    EXPECT_EQ(j["storage"]["checkpoint"]["tier"], "local-nvme");
+    EXPECT_EQ(j["storage"]["checkpoint"]["write_bound_by"], "storage");
+    EXPECT_NEAR(rel["checkpoint_write_seconds"].get<double>(), rel["checkpoint_bytes"].get<double>() / 10e9, 1e-9);
 }
 
 TEST(PlanOperations, SmallLoraJobAlmostNeverInterrupted) {

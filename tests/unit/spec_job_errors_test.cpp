@@ -200,7 +200,7 @@ std::vector<BadJob> bad_jobs() {
         {"nodes_without_inter_node", "", {"hardware={gpu: h100-sxm, gpus_per_node: 4, nodes: 2}"}, "hardware.inter_node",
          "missing: 2 nodes need the fabric"},
         {"system_and_intra_node", "", {"hardware.intra_node=nvlink4"}, "hardware.intra_node", "give either a system or a composed node"},
-        {"system_and_gpus_per_node", "", {"hardware.gpus_per_node=8"}, "hardware.gpus_per_node", "fixed by the system"},
+        {"system_and_too_many_gpus_per_node", "", {"hardware.gpus_per_node=8"}, "hardware.gpus_per_node", "GPUs per node; give at most that"},
         {"gpu_on_cpu_only_system", "", {"hardware.system=dell-poweredge-r760-2x-xeon-8480", "hardware.gpu=h100-sxm"},
          "hardware.gpu", "CPU-only server"},
         // --- inline models ---

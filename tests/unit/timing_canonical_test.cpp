@@ -266,7 +266,12 @@ TEST(TimingCanonical, TimeToTrainIsTokensTimesEpochsOverThroughput) {
     EXPECT_NEAR(*p.time.time_to_train_seconds / (1e9 * 3 / p.time.tokens_per_second), 1.0, 1e-12);
     const Planned ex = plan(load_job(example_job("llama3.1-8b-lora-r760xa.yaml")));   // 2e8 tokens x 2 epochs
     ASSERT_TRUE(ex.time.time_to_train_seconds.has_value());
-    EXPECT_NEAR(*ex.time.time_to_train_seconds / (2e8 * 2 / ex.time.tokens_per_second), 1.0, 1e-12);
+    // Whole steps: 4e8 tokens over 64 x 4096 per step = 1525.9 -> 1526 steps (a last, partial batch is a step).
+    EXPECT_NEAR(*ex.time.time_to_train_seconds, std::ceil(2e8 * 2 / ex.time.tokens_per_step) * ex.time.step_seconds,
+                1e-9 * *ex.time.time_to_train_seconds);
+    // Never shorter than one step, however few the tokens.
+    const Planned few = plan(tiny_job({"data.tokens=3", "data.epochs=1"}));
+    EXPECT_DOUBLE_EQ(*few.time.time_to_train_seconds, few.time.step_seconds);
 }
 
 // Any resource made 2x (or 4x) faster never makes a step slower.

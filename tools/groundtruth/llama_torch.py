@@ -66,6 +66,9 @@ class Attention(nn.Module):
         q = self.q_proj(x).view(b, s, self.n_heads, self.head_dim).transpose(1, 2)
         k = self.k_proj(x).view(b, s, self.n_kv, self.head_dim).transpose(1, 2)
         v = self.v_proj(x).view(b, s, self.n_kv, self.head_dim).transpose(1, 2)
+        # The tables follow the activations' dtype (HF LlamaRotaryEmbedding returns cos/sin cast to x.dtype), so
+        # bf16 activations stay bf16 instead of being promoted to fp32 by an fp32 table.
+        cos, sin = cos.to(q.dtype), sin.to(q.dtype)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         if self.n_kv != self.n_heads:
@@ -73,7 +76,8 @@ class Attention(nn.Module):
             k = k.repeat_interleave(rep, dim=1)
             v = v.repeat_interleave(rep, dim=1)
         # Eager attention: the score matrix is materialised (torch 1.13 has no fused SDPA).
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim) + mask
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
+        scores = scores + mask.to(scores.dtype)
         out = torch.softmax(scores, dim=-1) @ v
         return self.o_proj(out.transpose(1, 2).reshape(b, s, -1))
 
