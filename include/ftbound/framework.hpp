@@ -24,6 +24,7 @@ struct FrameworkProfile {
     std::string default_loss = "standard";
     std::string default_optimizer = "adamw";
     double default_lora_dropout = 0.0;
+    std::string default_qlora_kernel = "bitsandbytes";   // train.qlora.kernel
     // Memory behaviour
     MixedStyle mixed_style = MixedStyle::amp;
     double mixed_grad_bytes = 4;                // gradient element size under mixed precision
@@ -60,6 +61,9 @@ struct FrameworkProfile {
     std::vector<std::pair<std::string, double>> matmul_time_factor;
     // Host (Python) time per transformer block per micro-batch, forward + backward, beyond kernel launches.
     double host_overhead_per_block_us = 0;
+    // The dtype bitsandbytes dequantises into: the dtype the weight had when it was quantised (QuantState.dtype).
+    // Empty = the compute dtype; when it differs, a cast to the compute dtype follows every dequantisation.
+    std::string qlora_dequant_dtype;
     std::vector<std::string> sources;
 };
 
