@@ -25,6 +25,7 @@ struct FrameworkProfile {
     // What `activation_checkpointing: selective` recomputes in this framework: "attention" = the attention core
     // (Megatron recompute_granularity selective), "op" = torchtitan's per-op selective AC (SelectiveAC).
     std::string selective_recompute = "attention";
+    std::string default_qlora_kernel = "bitsandbytes";   // train.qlora.kernel
     // Memory behaviour
     MixedStyle mixed_style = MixedStyle::amp;
     double mixed_grad_bytes = 4;                // gradient element size under mixed precision
@@ -61,6 +62,9 @@ struct FrameworkProfile {
     std::vector<std::pair<std::string, double>> matmul_time_factor;
     // Host (Python) time per transformer block per micro-batch, forward + backward, beyond kernel launches.
     double host_overhead_per_block_us = 0;
+    // The dtype bitsandbytes dequantises into: the dtype the weight had when it was quantised (QuantState.dtype).
+    // Empty = the compute dtype; when it differs, a cast to the compute dtype follows every dequantisation.
+    std::string qlora_dequant_dtype;
     std::vector<std::string> sources;
 };
 

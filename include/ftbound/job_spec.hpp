@@ -34,9 +34,18 @@ struct LoraConfig {
     bool all_linear = true;
 };
 
+// The library whose kernels dequantise the 4-bit base weights for every use (each costs time differently).
+enum class QloraKernel {
+    bitsandbytes,       // bnb Linear4bit / MatMul4Bit: NF4, dequantised in forward and again in backward
+    bitsandbytes_047,   // the same up to bitsandbytes 0.47, whose NF4 dequantisation kernel branched per element
+    torchao,        // torchao NF4Tensor (torchtune): linear_nf4 dequantises in forward and in backward
+    auto_gptq,      // auto-gptq int4 QuantLinear: dequantised with PyTorch ops; backward reuses the saved weight
+};
+
 struct QloraConfig {
     int bits = 4;                      // 4 (NF4) or 8 (LLM.int8)
     bool double_quant = true;
+    QloraKernel kernel = QloraKernel::bitsandbytes;
 };
 
 struct TrainSpec {

@@ -11,7 +11,8 @@ namespace {
 
 void read_defaults(const Fields& d, FrameworkProfile& p) {
     d.reject_unknown({"weights", "attention", "loss", "optimizer", "lora_dropout", "optimizer_impl",
-                      "activation_checkpointing", "offload_activations"});
+                      "activation_checkpointing", "offload_activations", "qlora_kernel"});
+    p.default_qlora_kernel = d.get_choice("qlora_kernel", {"bitsandbytes", "bitsandbytes-0.47", "torchao", "auto-gptq"}).value_or(p.default_qlora_kernel);
     p.default_weights = d.get_string("weights").value_or(p.default_weights);
     p.default_attention = d.get_string("attention").value_or(p.default_attention);
     p.default_loss = d.get_string("loss").value_or(p.default_loss);
@@ -48,7 +49,9 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
 }
 
 void read_time(const Fields& t, FrameworkProfile& p) {
-    t.reject_unknown({"host_overhead_per_kernel_us", "attention_kernel", "host_overhead_per_block_us", "matmul_time_factor"});
+    t.reject_unknown({"host_overhead_per_kernel_us", "attention_kernel", "host_overhead_per_block_us", "matmul_time_factor",
+                      "qlora_dequant_dtype"});
+    p.qlora_dequant_dtype = t.get_choice("qlora_dequant_dtype", {"fp32", "fp16", "bf16"}).value_or(p.qlora_dequant_dtype);
     if (t.has("matmul_time_factor")) {
         Fields mf = t.child("matmul_time_factor");
         mf.reject_unknown({"volta", "ampere", "ada", "hopper", "blackwell", "cdna3", "cdna4", "gaudi", "other"});

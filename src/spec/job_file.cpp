@@ -58,6 +58,9 @@ const std::vector<std::pair<std::string, OffloadTarget>> kOffload = {
     {"none", OffloadTarget::none}, {"cpu", OffloadTarget::cpu}, {"nvme", OffloadTarget::nvme}};
 const std::vector<std::pair<std::string, OffloadTarget>> kActivationOffload = {
     {"none", OffloadTarget::none}, {"cpu", OffloadTarget::cpu}, {"checkpoints", OffloadTarget::checkpoints}};
+const std::vector<std::pair<std::string, QloraKernel>> kQloraKernels = {
+    {"bitsandbytes", QloraKernel::bitsandbytes}, {"bitsandbytes-0.47", QloraKernel::bitsandbytes_047},
+    {"torchao", QloraKernel::torchao}, {"auto-gptq", QloraKernel::auto_gptq}};
 const std::vector<std::pair<std::string, WeightsMode>> kWeights = {{"mixed", WeightsMode::mixed},
                                                                    {"pure", WeightsMode::pure}};
 
@@ -125,6 +128,10 @@ void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
         tr.qlora.bits = static_cast<int>(q.get_int("bits", 4, 8).value_or(4));
         if (tr.qlora.bits != 4 && tr.qlora.bits != 8) q.fail("bits", "must be 4 (NF4) or 8 (LLM.int8)");
         tr.qlora.double_quant = q.get_bool("double_quant").value_or(true);
+        tr.qlora.kernel = choose(q, "kernel", kQloraKernels, fw.default_qlora_kernel);
+    } else {
+        for (const auto& [name, kernel] : kQloraKernels)
+            if (name == fw.default_qlora_kernel) tr.qlora.kernel = kernel;
     }
     if (t.has("freeze")) {
         Fields fz = t.child("freeze");

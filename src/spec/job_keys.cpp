@@ -12,7 +12,7 @@ const std::vector<JobKeySection>& job_key_sections() {
           "optimizer_in_backward", "micro_batch", "global_batch", "gradient_accumulation", "seq_len", "packing",
           "avg_seq_len", "activation_checkpointing", "recompute_layers", "attention", "loss", "compile", "framework"}},
         {"train.lora", {"rank", "alpha", "targets", "dropout"}},
-        {"train.qlora", {"bits", "double_quant"}},
+        {"train.qlora", {"bits", "double_quant", "kernel"}},
         {"train.freeze", {"trainable_layers"}},
         {"parallel", {"tp", "pp", "cp", "ep", "dp", "sequence_parallel", "zero", "pp_schedule", "virtual_stages"}},
         {"offload", {"optimizer", "params", "activations"}},

@@ -174,7 +174,7 @@ TEST(DocsJobFile, SchemaChoicesAreTheReaderChoices) {
                                                      "model: meta-llama/Llama-3.2-1B\n"
                                                      "train: {seq_len: 512}\n"
                                                      "hardware: {gpu: h100-sxm, gpus_per_node: 1}\n");
-    for (const std::string path : {"train.method", "train.precision", "train.weights", "train.optimizer",
+    for (const std::string path : {"train.method", "train.precision", "train.weights", "train.optimizer", "train.qlora.kernel",
                                    "train.activation_checkpointing", "train.attention", "train.loss", "parallel.pp_schedule",
                                    "offload.optimizer", "offload.params", "offload.activations", "ops.checkpoint_storage"}) {
         SCOPED_TRACE(path);

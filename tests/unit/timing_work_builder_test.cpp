@@ -95,6 +95,29 @@ TEST(TimingWorkBuilder, MemoryBoundKernelsStreamAtTheAchievableBandwidth) {
     EXPECT_DOUBLE_EQ(w2.memory_s, w.memory_s / 2);
 }
 
+// QLoRA dequantisation of one block's 36,864 base weights, per library (hand-counted bytes per element):
+// bitsandbytes NF4 without double quantisation reads 0.5 + 4/64 and writes 2 bytes, in forward and in backward;
+// the <= 0.47 kernel takes 1.68x that; auto-gptq moves 16.5 bytes once (backward reuses the saved weight).
+TEST(TimingWorkBuilder, QloraDequantisesEveryBaseWeightAtItsLibrarysCost) {
+    const auto dequant = [](const std::string& kernel) {
+        const Built b = build({{"train.method", "qlora"}, {"train.qlora.double_quant", "false"},
+                               {"train.qlora.kernel", kernel}});
+        const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
+        return layer_work(b.job.model.layers[0], b.job.model, c, 8, 8, false, true);
+    };
+    const double bnb_s = kBlockWeights * (0.5 + 4.0 / 64 + 2) / kH100StreamBps;
+    const LayerWork bnb = dequant("bitsandbytes");
+    EXPECT_NEAR(bnb.forward.dequant_s, bnb_s, 1e-15);
+    EXPECT_NEAR(bnb.backward.dequant_s, bnb_s, 1e-15);
+    const LayerWork old = dequant("bitsandbytes-0.47");
+    EXPECT_NEAR(old.forward.dequant_s, 1.68 * bnb_s, 1e-15);
+    const LayerWork gptq = dequant("auto-gptq");
+    EXPECT_NEAR(gptq.forward.dequant_s, kBlockWeights * 16.5 / kH100StreamBps, 1e-15);
+    EXPECT_DOUBLE_EQ(gptq.backward.dequant_s, 0);
+    // 7 weight matrices (q, k, v, o, gate, up, down): 1 kernel each for bitsandbytes, 9 for auto-gptq.
+    EXPECT_DOUBLE_EQ(gptq.forward.kernels - bnb.forward.kernels, 7 * (9 - 1));
+}
+
 TEST(TimingWorkBuilder, PipelineStagesSplitBlocksAndTheLastCarriesTheHead) {
     // Two stages, one block each: the first runs a block (+ embedding, no FLOPs), the last a block and the head.
     const Built b = build({{"parallel.pp", "2"}, {"train.global_batch", "2"}}, 2);
