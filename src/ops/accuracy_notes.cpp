@@ -16,10 +16,11 @@ namespace {
 void cpu_notes(const Job& job, std::vector<std::string>& out) {
     const SystemSpec& sys = job.system;
     out.push_back(fmt::format(
-        "CPU server: the CPU model is validated against our own PyTorch 1.13 runs on a 2-core AMD EPYC VM "
-        "(validation/measured/cpu-vm/, models of 23M-0.9B parameters, 1-2 threads; `ftbound validate "
-        "validation/measured/cpu-vm/cases.csv`); on {} x {} ({} cores each) the matrix rates are the vendor peaks "
-        "times efficiencies measured on 1-2 cores, and thread scaling over a socket is not measured",
+        "CPU server: read the step time as a lower bound. Against our own PyTorch 1.13 runs on a 2-core AMD EPYC "
+        "VM (validation/measured/cpu-vm/, 23M-58M-parameter models, 1-2 threads; `ftbound validate "
+        "validation/measured/cpu-vm/cases.csv`) the CPU model predicts steps 2-3x too short (per-op CPU costs "
+        "are under-counted); on {} x {} ({} cores each) the matrix rates are the vendor peaks times efficiencies "
+        "measured on 1-2 cores, and thread scaling over a socket is not measured",
         sys.sockets, sys.device.name, sys.device.cores));
 }
 
