@@ -34,17 +34,14 @@ Layout canonical(Layout l) {
     return l;
 }
 
-Job apply_layout(const Job& base, const Layout& l, const SystemSpec& system) {
-    Job job = base;
-    job.system = system;
-    job.system.nodes = l.nodes;
-    ParallelSpec& p = job.spec.parallel;
+void write_layout(const Layout& l, JobSpec& spec) {
+    ParallelSpec& p = spec.parallel;
     p.tp = l.tp, p.pp = l.pp, p.cp = l.cp, p.dp = l.dp, p.ep = l.ep;
     p.sequence_parallel = l.sequence_parallel;
     p.zero = l.zero;
     p.pp_schedule = l.schedule;
     p.virtual_stages = l.virtual_stages;
-    TrainSpec& t = job.spec.train;
+    TrainSpec& t = spec.train;
     t.micro_batch = l.micro_batch;
     t.recompute = l.recompute;
     t.loss = l.loss;
@@ -52,9 +49,16 @@ Job apply_layout(const Job& base, const Layout& l, const SystemSpec& system) {
     t.precision = l.precision;
     t.method = l.method;
     t.optimizer = l.optimizer;
-    job.spec.offload.optimizer = l.offload_optimizer;
-    job.spec.offload.params = l.offload_params;
-    job.spec.offload.activations = l.offload_activations;
+    spec.offload.optimizer = l.offload_optimizer;
+    spec.offload.params = l.offload_params;
+    spec.offload.activations = l.offload_activations;
+}
+
+Job apply_layout(const Job& base, const Layout& l, const SystemSpec& system) {
+    Job job = base;
+    job.system = system;
+    job.system.nodes = l.nodes;
+    write_layout(l, job.spec);
     return job;
 }
 

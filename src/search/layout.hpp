@@ -43,6 +43,10 @@ Layout layout_of(const Job& job, int system);
 // (1f1b, one virtual stage); one virtual stage is plain 1F1B; only the interleaved schedule has virtual stages.
 Layout canonical(Layout l);
 
+// Writes the layout's parallelism, micro-batch, recompute, loss, compile, precision, method, optimizer and
+// offload into `spec` (the search reuses one job and rewrites these per candidate).
+void write_layout(const Layout& l, JobSpec& spec);
+
 // `base` with the layout applied; `system` is the server (its node count is set from the layout). The result
 // still has to pass check_job.
 Job apply_layout(const Job& base, const Layout& l, const SystemSpec& system);

@@ -152,25 +152,7 @@ private:
         }
     }
 
-    void assign(const Layout& l) {
-        ParallelSpec& p = work_.spec.parallel;
-        p.tp = l.tp, p.pp = l.pp, p.cp = l.cp, p.dp = l.dp, p.ep = l.ep;
-        p.sequence_parallel = l.sequence_parallel;
-        p.zero = l.zero;
-        p.pp_schedule = l.schedule;
-        p.virtual_stages = l.virtual_stages;
-        TrainSpec& t = work_.spec.train;
-        t.micro_batch = l.micro_batch;
-        t.recompute = l.recompute;
-        t.loss = l.loss;
-        t.compile = l.compile;
-        t.precision = l.precision;
-        t.method = l.method;
-        t.optimizer = l.optimizer;
-        work_.spec.offload.optimizer = l.offload_optimizer;
-        work_.spec.offload.params = l.offload_params;
-        work_.spec.offload.activations = l.offload_activations;
-    }
+    void assign(const Layout& l) { write_layout(l, work_.spec); }
 
     const SearchRequest& req_;
     const SearchSpace& space_;
