@@ -60,8 +60,11 @@ struct FrameworkProfile {
     // power limits, framework copies). CALIBRATED by `ftbound validate --fit-matmul-factor` (docs/validation.md)
     // for the profiles and architectures that have public cases; absent = 1.
     std::vector<std::pair<std::string, double>> matmul_time_factor;
-    // Host (Python) time per transformer block per micro-batch, forward + backward, beyond kernel launches.
+    // Host (Python) time per transformer block per micro-batch beyond kernel launches: the forward's module
+    // calls (a recomputed block runs them again).
     double host_overhead_per_block_us = 0;
+    // Host (Python) time per FSDP unit per micro-batch: the unit's pre/post forward and backward hooks.
+    double host_overhead_per_fsdp_unit_us = 0;
     // The dtype bitsandbytes dequantises into: the dtype the weight had when it was quantised (QuantState.dtype).
     // Empty = the compute dtype; when it differs, a cast to the compute dtype follows every dequantisation.
     std::string qlora_dequant_dtype;

@@ -331,6 +331,35 @@ bool same_shape(const LayerSpec& a, const LayerSpec& b) {
            a.shared_expert_intermediate == b.shared_expert_intermediate && a.is_encoder == b.is_encoder;
 }
 
+// FSDP1 (use_orig_params=True) units that hold frozen and trainable weights together: the forward runs on views
+// of the unsharded FlatParameter, which requires grad (FlatParamHandle._use_unsharded_views(as_params=False),
+// torch/distributed/fsdp/_flat_param.py), so autograd computes the frozen weights' gradients too; the FSDP
+// docstring warns such units cost gradient memory "equivalent to not freezing those parameters" (pytorch PR #104967).
+bool fsdp_computes_frozen_weight_grads(const WorkContext& c) {
+    const ParallelSpec& par = c.job.spec.parallel;
+    return c.set.adapters && c.job.framework.fsdp_unit_mixes_frozen && par.zero >= 3 && par.dp > 1;
+}
+
+// Those gradients reach the FlatParameter through split_with_sizes' backward, which writes one unit-sized flat
+// gradient from the views' gradients (read + write); under no_sync() AccumulateGrad then adds it into the
+// unsharded .grad kept from the previous micro-batches (read two, write one) on all but the first micro-batch.
+void add_flat_gradient_traffic(Work& bwd, const WorkContext& c, const LayerSpec& l) {
+    const double elements = double(l.params()) / c.tp;
+    const double ga = double(c.job.spec.grad_accumulation());
+    const bool accumulates = ga > 1 && c.job.framework.fsdp_no_sync_accumulation;
+    const double accumulate_share = accumulates ? (ga - 1) / ga : 0;
+    add_memory_bound(bwd, c, elements * c.set.grad_bytes * (2 + 3 * accumulate_share), 1 + accumulate_share);
+}
+
+// The per-block host overhead is the forward's Python (module calls and their bookkeeping); full and per-op
+// recompute run each recomputed block's forward again (torch.utils.checkpoint re-enters the module's forward).
+double forward_reruns_per_block(const Job& job) {
+    const TrainSpec& tr = job.spec.train;
+    if (tr.recompute != Recompute::full && tr.recompute != Recompute::op) return 0;
+    const double stage_blocks = std::ceil(double(job.model.num_layers()) / double(job.spec.parallel.pp));
+    return tr.recompute_layers > 0 ? std::min(1.0, double(tr.recompute_layers) / stage_blocks) : 1.0;
+}
+
 // One stage's blocks [first, last), plus head or embedding where the stage holds them.
 StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t stage, int64_t first, int64_t last) {
     const ModelSpec& m = c.job.model;
@@ -339,13 +368,16 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
     LayerWork cached;
     const LayerSpec* prev = nullptr;
     bool prev_trains = false, prev_grad = false;
+    const bool frozen_wgrads = fsdp_computes_frozen_weight_grads(c);
     for (int64_t li = first; li < last; ++li) {
         const LayerSpec& l = m.layers[size_t(li)];
-        const bool trains = c.set.full && li >= c.set.first_trainable_layer;
+        const bool trains = (c.set.full && li >= c.set.first_trainable_layer) || frozen_wgrads;
         const bool needs_grad = c.set.adapters || li >= c.set.first_trainable_layer;
         // Blocks of one shape and role cost the same: build each distinct block once.
-        if (!prev || !same_shape(*prev, l) || trains != prev_trains || needs_grad != prev_grad)
+        if (!prev || !same_shape(*prev, l) || trains != prev_trains || needs_grad != prev_grad) {
             cached = layer_work(l, m, c, shape.tokens_per_gpu, shape.compute_seq, trains, needs_grad);
+            if (frozen_wgrads) add_flat_gradient_traffic(cached.backward, c, l);
+        }
         prev = &l, prev_trains = trains, prev_grad = needs_grad;
         s.forward += cached.forward, s.backward += cached.backward, s.recompute += cached.recompute;
         s.attention_forward_s += cached.forward.attention_s, s.attention_backward_s += cached.backward.attention_s;
@@ -355,10 +387,24 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
     if (stage == pp - 1) add_head_and_loss(s.forward, s.backward, c, shape.tokens_per_gpu);
     if (stage == 0) add_embedding(s.forward, s.backward, c, shape.tokens_per_gpu);
     s.gpu_s = s.forward.gpu_seconds() + s.backward.gpu_seconds() + s.recompute.gpu_seconds();
-    s.host_issue_s = (s.forward.kernels + s.backward.kernels + s.recompute.kernels) * host_seconds_per_kernel(c.job, c.scale) +
-                     double(last - first) * c.job.framework.host_overhead_per_block_us * 1e-6 /
-                         c.scale[Resource::launch_overhead];
-    s.wall_s = c.job.system.cpu_only ? s.host_issue_s : std::max(0.0, s.host_issue_s - s.gpu_s) + s.gpu_s;
+    const double blocks = double(last - first);
+    const double per_kernel_s = host_seconds_per_kernel(c.job, c.scale);
+    const double per_block_s = c.job.framework.host_overhead_per_block_us * 1e-6 / c.scale[Resource::launch_overhead];
+    // Each block is one FSDP unit (auto-wrap by block): half its hook work runs in the forward, half in backward.
+    const double per_unit_s = c.job.spec.parallel.zero >= 3 && c.job.spec.parallel.dp > 1
+                                  ? c.job.framework.host_overhead_per_fsdp_unit_us * 1e-6 / c.scale[Resource::launch_overhead]
+                                  : 0;
+    const double host_forward_s = s.forward.kernels * per_kernel_s + blocks * (per_block_s + per_unit_s / 2);
+    const double host_backward_s = (s.backward.kernels + s.recompute.kernels) * per_kernel_s +
+                                   blocks * (forward_reruns_per_block(c.job) * per_block_s + per_unit_s / 2);
+    s.host_issue_s = host_forward_s + host_backward_s;
+    // The stream runs no further ahead than the host has issued, phase by phase: the forward's kernels are
+    // issued by Python, the backward's by autograd's engine once the forward has been issued. A host-bound forward
+    // followed by a GPU-bound backward costs the host's forward plus the GPU's backward.
+    const double gpu_backward_s = s.backward.gpu_seconds() + s.recompute.gpu_seconds();
+    s.wall_s = c.job.system.cpu_only ? s.host_issue_s
+                                     : std::max(host_forward_s, s.forward.gpu_seconds()) +
+                                           std::max(host_backward_s, gpu_backward_s);
     return s;
 }
 
@@ -449,7 +495,7 @@ StageWork critical_stage_work(const WorkContext& c, const MicroBatchShape& shape
         const double flops = s.forward.flops + s.backward.flops + s.recompute.flops;
         (stage == 0 ? best.first_stage_flops : best.last_stage_flops) = flops;
         // CPU devices run ops synchronously: dispatch overhead adds to the op time instead of hiding under it.
-        const double stage_s = c.job.system.cpu_only ? s.gpu_s + s.host_issue_s : std::max(s.gpu_s, s.host_issue_s);
+        const double stage_s = c.job.system.cpu_only ? s.gpu_s + s.host_issue_s : s.wall_s;
         if (stage == 0 || stage_s > std::max(best.gpu_s, best.wall_s)) {
             const double first_flops = best.first_stage_flops, last_flops = best.last_stage_flops;
             best = std::move(s);

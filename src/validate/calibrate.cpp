@@ -41,6 +41,8 @@ std::vector<FitCase> load_fit_cases(const std::vector<ValidationCase>& cases, co
     return out;
 }
 
+bool is_seconds_quantity(const std::string& q) { return q == "step_seconds" || q == "iteration_seconds"; }
+
 // log(predicted / measured) of a case with the factor set to `factor` on its architecture.
 double log_error(const FitCase& fc, double factor) {
     Job job = fc.job;
@@ -50,10 +52,10 @@ double log_error(const FitCase& fc, double factor) {
     return p && *p > 0 ? std::log(*p / fc.c.measured) : 0;
 }
 
-// Time cases whose quantity rises when the step gets faster; step_seconds falls.
+// Time cases whose quantity rises when the step gets faster; step and iteration seconds fall.
 double signed_log_error(const FitCase& fc, double factor) {
     const double e = log_error(fc, factor);
-    return fc.c.quantity == "step_seconds" ? -e : e;
+    return is_seconds_quantity(fc.c.quantity) ? -e : e;
 }
 
 double median_signed_log_error(const std::vector<const FitCase*>& cases, double factor) {
@@ -98,7 +100,7 @@ double abs_error_with(const FitCase& fc, const FactorFit& f) {
 
 bool is_fit_case(const ValidationCase& c) {
     const bool time = c.quantity == "tokens_per_second_per_gpu" || c.quantity == "tokens_per_second" ||
-                      c.quantity == "step_seconds" || c.quantity == "mfu";
+                      is_seconds_quantity(c.quantity) || c.quantity == "mfu";
     return time && c.quality != "low";
 }
 

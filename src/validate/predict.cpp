@@ -21,6 +21,8 @@ std::optional<double> predict_quantity(const Job& job, const std::string& q, con
     const MemoryResult mem = plan_memory(job);
     const TimeResult t = plan_time(job, mem);
     if (q == "step_seconds") return t.step_seconds;
+    // One micro-batch per DP rank, as logs that print "iter time" report it (the optimizer step amortised).
+    if (q == "iteration_seconds") return t.step_seconds / double(job.spec.grad_accumulation());
     if (q == "tokens_per_second") return t.tokens_per_second;
     if (q == "tokens_per_second_per_gpu") return t.tokens_per_second_per_gpu;
     // Published MFUs use the pre-training convention (6N + attention per token).

@@ -82,7 +82,7 @@ std::vector<ValidationCase> read_cases(const std::string& path) {
         if (!col.count(need)) throw InputError(path, "header", std::string("missing column '") + need + "'");
     static const std::vector<std::string> quantities = {"allocated_peak", "reserved_peak", "device_used",
                                                         "tokens_per_second_per_gpu", "tokens_per_second", "mfu",
-                                                        "step_seconds", "max_seq_len"};
+                                                        "step_seconds", "iteration_seconds", "max_seq_len"};
     std::vector<ValidationCase> out;
     for (size_t r = 1; r < rows.size(); ++r) {
         const auto& row = rows[r];

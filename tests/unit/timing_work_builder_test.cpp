@@ -147,5 +147,47 @@ TEST(TimingWorkBuilder, AShortStepWaitsForTheHostToIssueEveryKernel) {
     EXPECT_NEAR(s.launch_idle_s(), s.host_issue_s - s.gpu_s, 1e-15);
 }
 
+// The forward's Python issues its kernels as it goes; autograd's engine issues the backward's. A host-bound forward
+// followed by a GPU-bound backward adds up: the host's forward plus the GPU's backward, more than either total.
+TEST(TimingWorkBuilder, AHostBoundForwardThenAGpuBoundBackwardAddUp) {
+    Built b = build();
+    b.scale.factor[size_t(Resource::compute)] = 1e-6;   // matmuls a million times slower: the GPU bounds both phases
+    const StageWork gpu_bound = critical_stage_work(make_work_context(b.job, b.set, b.rates, b.scale),
+                                                    micro_batch_shape(b.job));
+    const double gpu_forward_s = gpu_bound.forward.gpu_seconds();
+    const double gpu_backward_s = gpu_bound.backward.gpu_seconds() + gpu_bound.recompute.gpu_seconds();
+    ASSERT_GT(gpu_backward_s, 1.5 * gpu_forward_s);
+    // Python worth 1.5x the forward's kernel time over the two blocks: the forward now waits for the host.
+    b.job.framework.host_overhead_per_block_us = 1.5 * gpu_forward_s / 2 * 1e6;
+    const StageWork s = critical_stage_work(make_work_context(b.job, b.set, b.rates, b.scale), micro_batch_shape(b.job));
+    const double host_forward_s = s.forward.kernels * kKernelLaunchHostSeconds + 1.5 * gpu_forward_s;
+    EXPECT_NEAR(s.wall_s, host_forward_s + gpu_backward_s, 1e-9 * s.wall_s);
+    EXPECT_GT(s.wall_s, std::max(s.host_issue_s, s.gpu_s));
+}
+
+// Full recompute re-enters each block's forward in Python: the per-block host overhead is paid twice.
+TEST(TimingWorkBuilder, FullRecomputeRunsTheBlocksPythonAgain) {
+    Built b = build({{"train.activation_checkpointing", "full"}});
+    b.job.framework.host_overhead_per_block_us = 1000;
+    const StageWork s = critical_stage_work(make_work_context(b.job, b.set, b.rates, b.scale), micro_batch_shape(b.job));
+    const double kernels = s.forward.kernels + s.backward.kernels + s.recompute.kernels;
+    EXPECT_NEAR(s.host_issue_s, kernels * kKernelLaunchHostSeconds + 2 * 2 * 1000e-6, 1e-12);
+}
+
+// FSDP1 units mixing frozen and LoRA weights (LitGPT wraps whole blocks) run on views of a FlatParameter that
+// requires grad: backward computes the frozen weights' gradients too, 2 x tokens x weights FLOPs per block, and
+// writes them into the unit's flat gradient. DDP (ZeRO 0) of the same job computes only the adapters'.
+TEST(TimingWorkBuilder, FsdpUnitsMixingFrozenWeightsComputeTheirGradients) {
+    const auto backward = [](const std::string& zero) {
+        const Built b = build({{"train.method", "lora"}, {"train.framework", "litgpt"}, {"parallel.zero", zero},
+                               {"train.global_batch", "2"}}, 2);
+        return critical_stage_work(make_work_context(b.job, b.set, b.rates, b.scale), micro_batch_shape(b.job)).backward;
+    };
+    const Work fsdp = backward("3"), ddp = backward("0");
+    const double T = 8;
+    EXPECT_DOUBLE_EQ(fsdp.flops - ddp.flops, 2 * 2 * T * kBlockWeights);
+    EXPECT_GT(fsdp.memory_s + fsdp.matmul_s, ddp.memory_s + ddp.matmul_s);
+}
+
 }  // namespace
 }  // namespace ftb

@@ -52,5 +52,20 @@ TEST(ValidateSetColumn, ASettingThatIsNotKeyEqualsValueIsAnError) {
     EXPECT_TRUE(cli.out.empty());
 }
 
+// iteration_seconds: one micro-batch per rank as "iter time" logs print it, the step over its accumulation steps.
+TEST(ValidateSetColumn, IterationSecondsIsTheStepOverItsAccumulationSteps) {
+    const std::string dir = spec_test::scratch_dir() + "/iteration_seconds";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/tiny.json") << plan_test::tiny_job_document().dump();
+    std::ofstream(dir + "/cases.csv") << "id,job,quantity,measured,unit,source,note,quality,set\n"
+                                      << "t-step,tiny.json,step_seconds,1,s,test,,high,train.global_batch=4\n"
+                                      << "t-iter,tiny.json,iteration_seconds,1,s,test,,high,train.global_batch=4\n";
+    const auto cases = read_cases(dir + "/cases.csv");
+    ASSERT_EQ(cases.size(), 2u);
+    const CaseResult step = run_case(cases[0], dir), iteration = run_case(cases[1], dir);
+    ASSERT_TRUE(step.predicted && iteration.predicted) << iteration.skipped;
+    EXPECT_DOUBLE_EQ(*iteration.predicted, *step.predicted / 4);
+}
+
 }  // namespace
 }  // namespace ftb
