@@ -8,7 +8,7 @@ namespace ftb {
 
 Work& Work::operator+=(const Work& o) {
     matmul_s += o.matmul_s, attention_s += o.attention_s, memory_s += o.memory_s, dequant_s += o.dequant_s;
-    kernels += o.kernels, flops += o.flops;
+    kernels += o.kernels, gemm_ops += o.gemm_ops, flops += o.flops;
     return *this;
 }
 
@@ -191,11 +191,12 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
 void add_eager_attention(LayerWork& w, const LayerSpec& l, const WorkContext& c, double tokens, double keys,
                          bool needs_grad) {
     const double heads = double(l.heads) / c.tp;
-    add_gemm(w.forward, c, tokens, keys, double(l.head_dim), heads);
-    add_gemm(w.forward, c, tokens, double(l.head_dim), keys, heads);
+    add_gemm(w.forward, c, tokens, keys, double(l.head_dim), heads, true);
+    add_gemm(w.forward, c, tokens, double(l.head_dim), keys, heads, true);
     if (needs_grad) {
-        add_gemm(w.backward, c, tokens, keys, double(l.head_dim), 2 * heads);
-        add_gemm(w.backward, c, tokens, double(l.head_dim), keys, 2 * heads);
+        add_gemm(w.backward, c, tokens, keys, double(l.head_dim), 2 * heads, true);
+        add_gemm(w.backward, c, tokens, double(l.head_dim), keys, 2 * heads, true);
+        w.backward.gemm_ops += 2;   // each backward above is two batched calls (grad of either operand)
     }
     const double score_bytes = tokens * heads * keys * (c.act_bytes + 4 + 4 + c.act_bytes);   // write, fp32 softmax, cast
     add_memory_bound(w.forward, c, score_bytes, 4);
@@ -398,11 +399,17 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
     const double host_backward_s = (s.backward.kernels + s.recompute.kernels) * per_kernel_s +
                                    blocks * (forward_reruns_per_block(c.job) * per_block_s + per_unit_s / 2);
     s.host_issue_s = host_forward_s + host_backward_s;
-    // The stream runs no further ahead than the host has issued, phase by phase: the forward's kernels are
+    // A CPU runs each op on the thread that dispatched it: the per-op host time adds to the op's own time, and so
+    // does the wait of each GEMM call for the cores when the BLAS's thread pool and OpenMP's take turns (probed).
+    const DeviceSpec& dev = c.job.system.device;
+    if (c.job.system.cpu_only && dev.blas_switch_us > 0)
+        s.pool_switch_s = (s.forward.gemm_ops + s.backward.gemm_ops + s.recompute.gemm_ops) * dev.blas_switch_us * 1e-6 /
+                          c.scale[Resource::launch_overhead];
+    // On a GPU the stream runs no further ahead than the host has issued, phase by phase: the forward's kernels are
     // issued by Python, the backward's by autograd's engine once the forward has been issued. A host-bound forward
     // followed by a GPU-bound backward costs the host's forward plus the GPU's backward.
     const double gpu_backward_s = s.backward.gpu_seconds() + s.recompute.gpu_seconds();
-    s.wall_s = c.job.system.cpu_only ? s.host_issue_s
+    s.wall_s = c.job.system.cpu_only ? s.gpu_s + s.host_issue_s + s.pool_switch_s
                                      : std::max(host_forward_s, s.forward.gpu_seconds()) +
                                            std::max(host_backward_s, gpu_backward_s);
     return s;
@@ -418,12 +425,13 @@ WorkContext make_work_context(const Job& job, const TrainingSetup& set, const De
                        job.system.cpu_only ? 1.0 : 1.0 / matmul_time_factor(job.framework, rates.arch)};
 }
 
-void add_gemm(Work& w, const WorkContext& c, double m, double n, double k, double count) {
+void add_gemm(Work& w, const WorkContext& c, double m, double n, double k, double count, bool batched) {
     if (m < 1 || n < 1 || k < 1 || count <= 0) return;
     const GemmEstimate e = gemm_estimate(int64_t(std::ceil(m)), int64_t(std::ceil(n)), int64_t(std::ceil(k)), c.dt, c.rates);
     if (e.memory_bound) w.memory_s += count * e.seconds / c.scale[Resource::memory_bandwidth];
     else w.matmul_s += count * e.seconds / (c.scale[Resource::compute] * c.sustained);
     w.kernels += count;
+    w.gemm_ops += batched ? 1 : count;
     w.flops += 2.0 * m * n * k * count;
 }
 
@@ -479,6 +487,9 @@ MicroBatchShape micro_batch_shape(const Job& job) {
 }
 
 double host_seconds_per_kernel(const Job& job, const ResourceScale& scale) {
+    // A CPU with its PyTorch per-op time measured (the probed system file's op_overhead_us) pays that per op.
+    if (job.system.cpu_only && job.system.device.op_overhead_us > 0)
+        return job.system.device.op_overhead_us * 1e-6 / scale[Resource::launch_overhead];
     return (kKernelLaunchHostSeconds + job.framework.host_overhead_per_kernel_us * 1e-6) / scale[Resource::launch_overhead];
 }
 
@@ -495,7 +506,7 @@ StageWork critical_stage_work(const WorkContext& c, const MicroBatchShape& shape
         const double flops = s.forward.flops + s.backward.flops + s.recompute.flops;
         (stage == 0 ? best.first_stage_flops : best.last_stage_flops) = flops;
         // CPU devices run ops synchronously: dispatch overhead adds to the op time instead of hiding under it.
-        const double stage_s = c.job.system.cpu_only ? s.gpu_s + s.host_issue_s : s.wall_s;
+        const double stage_s = s.wall_s;
         if (stage == 0 || stage_s > std::max(best.gpu_s, best.wall_s)) {
             const double first_flops = best.first_stage_flops, last_flops = best.last_stage_flops;
             best = std::move(s);
