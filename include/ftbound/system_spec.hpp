@@ -33,6 +33,16 @@ struct DeviceSpec {
     int cores = 0;
     double base_ghz = 0;
     int memory_channels = 0;
+    // CPU rates of PyTorch on this machine, measured (a probed system file); 0 where not measured.
+    double op_overhead_us = 0;        // host time per eager PyTorch op, forward with autograd recording + its backward
+    double first_touch_GBps = 0;      // writing freshly mapped pages (page faults + kernel zeroing), GB/s
+    double runtime_rss_bytes = 0;     // resident set of a process that has imported torch, before any model
+    double blas_switch_us = 0;        // extra time per GEMM call between OpenMP-parallel ops, when the BLAS runs its own
+                                      // thread pool beside PyTorch's OpenMP one (the two take turns on the cores)
+    // The tflops / memory_bandwidth_GBps above are achieved rates measured by `ftbound probe` (BLAS sgemm, triad),
+    // not datasheet peaks: no fraction of peak is applied to them again.
+    bool tflops_measured = false;
+    bool bandwidth_measured = false;
 };
 
 // A kind of wire: bandwidth per direction, latency, and the fraction a real transfer achieves.

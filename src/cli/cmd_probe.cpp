@@ -14,6 +14,8 @@ struct ProbeArgs {
     bool json = false;
     bool quick = false;
     bool no_gpu = false;
+    bool torch = false;
+    std::string python = "python3";
     std::string out;
     std::string dir = ".";
     int threads = 0;
@@ -42,6 +44,8 @@ int run_probe_command(const ProbeArgs& a) {
     opt.quick = a.quick;
     opt.gpu = !a.no_gpu;
     opt.threads = a.threads;
+    opt.torch = a.torch;
+    opt.python = a.python;
     probe::ProbeReport report = probe::run_probe(opt);
     std::string text = a.json ? probe::to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : probe::to_text(report);
     if (!a.out.empty()) {
@@ -63,6 +67,9 @@ const Register reg{Command{
         sub.add_option("--dir", args->dir, "folder whose storage is measured (default: the current folder)");
         sub.add_flag("--quick", args->quick, "smaller problems and fewer repetitions");
         sub.add_flag("--no-gpu", args->no_gpu, "skip NVML and the CUDA measurements");
+        sub.add_flag("--torch", args->torch,
+                     "also time PyTorch's per-op host cost on this CPU (runs python3 with torch; the CPU step-time model uses it)");
+        sub.add_option("--python", args->python, "with --torch: the Python interpreter that has torch (default: python3)");
         sub.add_option("--threads", args->threads, "threads for the host benchmarks (default: every CPU)")->check(CLI::Range(0, 4096));
         return [args] { return run_probe_command(*args); };
     }}};

@@ -16,7 +16,9 @@ void add_device_memory(const Job& job, MemoryResult& res) {
     const int communicators = (par.dp > 1) + (par.tp > 1) + (par.pp > 1) + (par.cp > 1) + (par.ep > 1);
     res.comm_buffer_bytes = communicators * fw.nccl_buffer_bytes;
     const DeviceSpec& dev = job.system.device;
-    res.cuda_context_bytes = dev.kind == DeviceKind::gpu ? dev.cuda_context_bytes : 0;
+    // A GPU's CUDA context; on a CPU the process's resident libraries and interpreter after `import torch`
+    // (measured by `ftbound probe --torch` into the system file's runtime_rss; 0 where not measured).
+    res.cuda_context_bytes = dev.kind == DeviceKind::gpu ? dev.cuda_context_bytes : dev.runtime_rss_bytes;
     res.device_used_bytes = res.reserved_peak_bytes + res.cuda_context_bytes + res.comm_buffer_bytes;
     res.breakdown.overhead_bytes = res.device_used_bytes - res.allocated_peak_bytes;
 }

@@ -1,18 +1,23 @@
 #include "probe/host_bench.hpp"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
 #include <barrier>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -221,6 +226,96 @@ std::optional<GemmRate> bf16_gemm_rate(int threads, const HostBenchOptions& opt,
     return time_gemm(run_once, opt, 512, "avx512-bf16 kernel (ftbound)");
 }
 
+Measurement first_touch_GBps(int threads, double bytes, int repetitions) {
+    if (threads <= 0) threads = static_cast<int>(allowed_cpus().size());
+    const size_t n = static_cast<size_t>(bytes);
+    std::vector<double> samples;
+    for (int r = -1; r < repetitions; ++r) {   // r = -1: warm-up
+        void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) throw std::bad_alloc();
+        auto t0 = Clock::now();
+        std::vector<std::thread> pool;
+        for (int t = 0; t < threads; ++t)
+            pool.emplace_back([&, t] {
+                const size_t lo = n * static_cast<size_t>(t) / threads, hi = n * static_cast<size_t>(t + 1) / threads;
+                std::memset(static_cast<char*>(p) + lo, 1, hi - lo);
+            });
+        for (auto& th : pool) th.join();
+        const double s = seconds_since(t0);
+        munmap(p, n);
+        if (r >= 0) samples.push_back(bytes / s / 1e9);
+    }
+    return measurement_of(std::move(samples));
+}
+
+std::optional<TorchRates> torch_rates(int threads, const std::string& python, std::string& skipped_reason) {
+    // Prints three lines: RSS after import, per-op microseconds of 5 batches, GEMM switch microseconds of 5 batches.
+    const int t = std::max(1, threads);
+    const std::string script =
+        "import os\n"
+        "os.environ['OMP_NUM_THREADS'] = os.environ['OPENBLAS_NUM_THREADS'] = os.environ['MKL_NUM_THREADS'] = '" +
+        std::to_string(t) + "'\n"
+        "import time, statistics, torch\n"
+        "rss = [int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmRSS:')][0]\n"
+        "torch.set_num_threads(" + std::to_string(t) + ")\n"
+        "def per_call(fn, n):\n"
+        "    for _ in range(max(2, n // 10)): fn()\n"
+        "    out = []\n"
+        "    for _ in range(5):\n"
+        "        t0 = time.perf_counter()\n"
+        "        for _ in range(n): fn()\n"
+        "        out.append((time.perf_counter() - t0) / n)\n"
+        "    return out\n"
+        "x = torch.ones(1, requires_grad=True)\n"
+        "def chain():\n"
+        "    y = x\n"
+        "    for _ in range(100): y = y * 1.0001\n"
+        "    y.backward()\n"
+        "op = [v / 200 * 1e6 for v in per_call(chain, 100)]\n"
+        "e = torch.randn(256, 512); a = torch.randn(256, 512); w = torch.randn(512, 512)\n"
+        "lin = lambda: torch.nn.functional.linear(a, w)\n"
+        "def both():\n"
+        "    e.mul(1.0001); lin()\n"
+        "sw = []\n"
+        "for _ in range(5):\n"
+        "    te = statistics.median(per_call(lambda: e.mul(1.0001), 100))\n"
+        "    tg = statistics.median(per_call(lin, 50))\n"
+        "    tb = statistics.median(per_call(both, 50))\n"
+        "    sw.append(max(0.0, tb - te - tg) * 1e6)\n"
+        "print(rss)\n"
+        "print(' '.join('%.4f' % v for v in op))\n"
+        "print(' '.join('%.2f' % v for v in sw))\n";
+    const fs::path tmp = fs::temp_directory_path() / fmt::format("ftbound-torch-rates-{}.py", getpid());
+    {
+        std::ofstream f(tmp);
+        f << script;
+    }
+    FILE* pipe = popen(fmt::format("'{}' '{}' 2>/dev/null", python, tmp.string()).c_str(), "r");
+    std::vector<std::string> lines;
+    if (pipe) {
+        char buf[4096];
+        while (fgets(buf, sizeof buf, pipe)) lines.emplace_back(buf);
+        pclose(pipe);
+    }
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    auto numbers = [](const std::string& line) {
+        std::vector<double> v;
+        std::istringstream in(line);
+        for (double x; in >> x;) v.push_back(x);
+        return v;
+    };
+    if (lines.size() < 3 || numbers(lines[1]).empty() || numbers(lines[2]).empty()) {
+        skipped_reason = python + " cannot import torch (give the interpreter that has it with --python)";
+        return std::nullopt;
+    }
+    TorchRates r;
+    r.runtime_rss_bytes = numbers(lines[0]).empty() ? 0 : numbers(lines[0])[0];
+    r.op_us = measurement_of(numbers(lines[1]));
+    r.blas_switch_us = measurement_of(numbers(lines[2]));
+    return r;
+}
+
 double last_level_cache_bytes(const std::string& root, int sockets) {
     // Sum the highest-level cache over its distinct instances (each identified by its CPU list).
     fs::path cpu_dir = fs::path(root) / "sys/devices/system/cpu";
@@ -265,6 +360,16 @@ HostBench run_host_bench(const HostInfo& host, const HostBenchOptions& opt) {
     hb.memory_bandwidth_GBps = triad_bandwidth_GBps(hb.threads, array_bytes, opt.triad_repetitions);
     hb.fp32 = sgemm_rate(hb.threads, opt);
     hb.bf16 = bf16_gemm_rate(hb.threads, opt, hb.bf16_skipped_reason);
+    // 256 MiB per mapping: larger than glibc's largest mmap threshold (32 MiB), like the logits and big gradients.
+    hb.first_touch_GBps = first_touch_GBps(hb.threads, 256.0 * kMiB, opt.triad_repetitions);
+    if (opt.torch) {
+        if (auto t = torch_rates(hb.threads, opt.python, hb.torch_skipped_reason)) {
+            hb.torch_op_us = t->op_us;
+            hb.torch_blas_switch_us = t->blas_switch_us;
+            hb.torch_runtime_rss_bytes = t->runtime_rss_bytes;
+        }
+    }
+    else hb.torch_skipped_reason = "not asked for (--torch)";
     return hb;
 }
 

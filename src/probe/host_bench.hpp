@@ -14,6 +14,8 @@ struct HostBenchOptions {
     int gemm_repetitions = 5;
     double gemm_min_seconds = 0.1;  // grow the matrix until one multiply takes this long
     int gemm_max_size = 8192;
+    bool torch = false;             // also time PyTorch's per-op cost through python3 (when torch is installed)
+    std::string python = "python3"; // the interpreter that has torch
 };
 
 // a[i] = b[i] + s*c[i] on `threads` pinned threads, first-touch placement; bandwidth counts 24 bytes
@@ -26,6 +28,26 @@ std::optional<GemmRate> sgemm_rate(int threads, const HostBenchOptions& opt);
 // bf16 GEMM: the BLAS's cblas_sbgemm when it has one, else the AVX512-BF16 kernel; nullopt (with the
 // reason) when the CPU has neither path.
 std::optional<GemmRate> bf16_gemm_rate(int threads, const HostBenchOptions& opt, std::string& skipped_reason);
+
+// Writing `bytes` of freshly mmapped anonymous memory on `threads` threads, then unmapping it: the rate at which
+// a process fills pages the kernel has just handed it (a page fault and the kernel's zeroing per 4 KiB page).
+// PyTorch on CPU allocates through malloc, which maps blocks above its mmap threshold afresh on every allocation.
+Measurement first_touch_GBps(int threads, double bytes, int repetitions);
+
+// Host time per eager PyTorch op on this CPU, measured by running python3 with torch when it is installed: a chain
+// of 100 multiplications of a one-element tensor that requires grad, forward and backward, per op and pass
+// (forward with autograd recording, and the engine's backward node). nullopt (with the reason) without torch.
+// Also gives the resident set of that process right after `import torch` (the runtime every training process carries),
+// and the extra time of a GEMM call made between OpenMP-parallel ops: a loop alternating a 256x512 elementwise
+// multiply (OpenMP) and a 256x512x512 linear (the BLAS) against each loop alone, per pair. It is large when the BLAS
+// keeps its own thread pool beside PyTorch's OpenMP one (Debian's torch on OpenBLAS-pthreads: the pools spin-wait
+// and take turns on the cores) and near 0 when they share one (MKL or OpenBLAS-openmp builds).
+struct TorchRates {
+    Measurement op_us;
+    Measurement blas_switch_us;
+    double runtime_rss_bytes = 0;
+};
+std::optional<TorchRates> torch_rates(int threads, const std::string& python, std::string& skipped_reason);
 
 // Last-level cache bytes of the whole machine (sum over sockets), from ROOT/sys; 0 when unknown.
 double last_level_cache_bytes(const std::string& root, int sockets);

@@ -80,6 +80,8 @@ ProbeReport run_probe(const ProbeOptions& opt) {
     if (opt.host_bench) {
         HostBenchOptions hb;
         hb.threads = opt.threads;
+        hb.torch = opt.torch;
+        hb.python = opt.python;
         if (opt.quick) {
             hb.triad_repetitions = 5;
             hb.gemm_repetitions = 3;
@@ -88,6 +90,7 @@ ProbeReport run_probe(const ProbeOptions& opt) {
         r.host_bench = run_host_bench(r.host, hb);
         if (!r.host_bench.bf16) r.skipped.push_back("host bf16 matmul: " + r.host_bench.bf16_skipped_reason);
         if (!r.host_bench.fp32) r.skipped.push_back("host fp32 matmul: ftbound was built without a BLAS");
+        if (!r.host_bench.torch_op_us) r.skipped.push_back("PyTorch per-op time: " + r.host_bench.torch_skipped_reason);
     } else {
         r.skipped.push_back("host benchmarks: turned off");
     }

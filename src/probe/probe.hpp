@@ -16,6 +16,8 @@ struct ProbeOptions {
     bool host_bench = true;
     bool storage = true;
     int threads = 0;                // 0: every CPU the process may run on
+    bool torch = false;             // time PyTorch's per-op cost through python3 (needs torch installed)
+    std::string python = "python3"; // the interpreter that has torch
 };
 
 ProbeReport run_probe(const ProbeOptions& opt);

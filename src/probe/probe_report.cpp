@@ -149,10 +149,17 @@ json to_json(const ProbeReport& r) {
         {"bf16_matrix_size", hb.bf16 ? json(hb.bf16->size) : json(nullptr)},
         {"has_avx512_bf16", h.has_avx512_bf16},
         {"has_amx_bf16", h.has_amx_bf16},
+        {"first_touch_GBps", value_or_null(hb.first_touch_GBps)},
+        {"torch_op_us", hb.torch_op_us ? value_or_null(*hb.torch_op_us) : json(nullptr)},
+        {"torch_runtime_rss_bytes", hb.torch_op_us ? json(hb.torch_runtime_rss_bytes) : json(nullptr)},
+        {"torch_blas_switch_us", hb.torch_blas_switch_us ? value_or_null(*hb.torch_blas_switch_us) : json(nullptr)},
     };
     if (hb.memory_bandwidth_GBps.valid()) samples["host.memory_bandwidth_GBps"] = hb.memory_bandwidth_GBps.samples;
     if (hb.fp32) samples["host.fp32_tflops"] = hb.fp32->tflops.samples;
     if (hb.bf16) samples["host.bf16_tflops"] = hb.bf16->tflops.samples;
+    if (hb.first_touch_GBps.valid()) samples["host.first_touch_GBps"] = hb.first_touch_GBps.samples;
+    if (hb.torch_op_us) samples["host.torch_op_us"] = hb.torch_op_us->samples;
+    if (hb.torch_blas_switch_us) samples["host.torch_blas_switch_us"] = hb.torch_blas_switch_us->samples;
 
     const auto& s = r.storage;
     j["storage"] = {
@@ -223,6 +230,13 @@ std::string to_text(const ProbeReport& r) {
                                 : Row{"fp32 matmul", "not measured", ""});
     host_rows.push_back(hb.bf16 ? measured_row(fmt::format("bf16 matmul ({}, n={})", hb.bf16->method, hb.bf16->size), hb.bf16->tflops, "TFLOP/s")
                                 : Row{"bf16 matmul", "none", hb.bf16_skipped_reason});
+    host_rows.push_back(measured_row(fmt::format("fresh pages written (first touch, {} threads)", hb.threads),
+                                     hb.first_touch_GBps.valid() ? std::optional<Measurement>(hb.first_touch_GBps) : std::nullopt,
+                                     "GB/s"));
+    host_rows.push_back(hb.torch_op_us ? measured_row("PyTorch per-op host time (eager, autograd)", *hb.torch_op_us, "us")
+                                       : Row{"PyTorch per-op host time", "not measured", hb.torch_skipped_reason});
+    if (hb.torch_blas_switch_us)
+        host_rows.push_back(measured_row("PyTorch GEMM call between OpenMP ops, extra", *hb.torch_blas_switch_us, "us"));
     table(out, "host" + (r.hostname.empty() ? std::string() : " " + r.hostname), host_rows);
 
     const auto& s = r.storage;
@@ -363,6 +377,20 @@ std::string to_system_yaml(const ProbeReport& r) {
         y << YAML::Key << "bf16" << YAML::Value << (hb.bf16 ? round_to(hb.bf16->tflops.median() / sockets, 4) : 0.0);
         if (hb.bf16) measured.push_back("host_cpu.tflops.bf16");
         y << YAML::EndMap;
+    }
+    if (hb.first_touch_GBps.valid()) {
+        y << YAML::Key << "first_touch_GBps" << YAML::Value << round_to(hb.first_touch_GBps.median() / sockets, 2);
+        measured.push_back("host_cpu.first_touch_GBps");
+    }
+    if (hb.torch_op_us) {
+        y << YAML::Key << "op_overhead_us" << YAML::Value << round_to(hb.torch_op_us->median(), 2);
+        measured.push_back("host_cpu.op_overhead_us");
+        y << YAML::Key << "runtime_rss" << YAML::Value << static_cast<uint64_t>(hb.torch_runtime_rss_bytes);
+        measured.push_back("host_cpu.runtime_rss");
+    }
+    if (hb.torch_blas_switch_us) {
+        y << YAML::Key << "blas_switch_us" << YAML::Value << round_to(hb.torch_blas_switch_us->median(), 1);
+        measured.push_back("host_cpu.blas_switch_us");
     }
     y << YAML::EndMap;
     y << YAML::Key << "sockets" << YAML::Value << sockets;

@@ -60,6 +60,11 @@ struct HostBench {
     std::optional<GemmRate> fp32;
     std::optional<GemmRate> bf16;        // absent: the CPU has no bf16 matrix path
     std::string bf16_skipped_reason;
+    Measurement first_touch_GBps;        // writing freshly mmapped pages (page faults + zeroing), all threads
+    std::optional<Measurement> torch_op_us;   // PyTorch eager per-op host time; absent without python3 + torch
+    double torch_runtime_rss_bytes = 0;       // RSS of python3 after `import torch` (0: not measured)
+    std::optional<Measurement> torch_blas_switch_us;   // extra time per GEMM call between OpenMP-parallel ops
+    std::string torch_skipped_reason;
 };
 
 struct StorageBench {

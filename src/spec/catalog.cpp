@@ -22,6 +22,17 @@ std::string section_dir(const std::string& section) {
     return section;
 }
 
+// A probed system file names the figures `ftbound probe` measured (probe_report.cpp writes host_cpu.tflops.fp32,
+// host_cpu.memory_bandwidth_GBps): those are achieved rates, and the timing model takes them as they are.
+void mark_measured_rates(SystemSpec& s) {
+    auto measured = [&](const char* field) {
+        return std::find(s.measured_fields.begin(), s.measured_fields.end(), field) != s.measured_fields.end();
+    };
+    s.host_cpu.tflops_measured = measured("host_cpu.tflops.fp32");
+    s.host_cpu.bandwidth_measured = measured("host_cpu.memory_bandwidth_GBps");
+    if (s.cpu_only) s.device = s.host_cpu;
+}
+
 std::string section_ext(const std::string& section) { return section == "models" ? ".json" : ".yaml"; }
 
 std::string exe_relative_data_dir() {
@@ -197,6 +208,10 @@ DeviceSpec Catalog::read_device(const Fields& f, DeviceKind kind, const DeviceSp
     d.cores = static_cast<int>(f.get_int("cores", 0, 100000).value_or(d.cores));
     d.base_ghz = f.get_number("all_core_turbo_ghz", 0, 20).value_or(f.get_number("base_ghz", 0, 20).value_or(d.base_ghz));
     d.memory_channels = static_cast<int>(f.get_int("memory_channels", 0, 64).value_or(d.memory_channels));
+    d.op_overhead_us = f.get_number("op_overhead_us", 0, 1e6).value_or(d.op_overhead_us);
+    d.first_touch_GBps = f.get_number("first_touch_GBps", 0, 1e6).value_or(d.first_touch_GBps);
+    d.runtime_rss_bytes = f.get_size_bytes("runtime_rss").value_or(d.runtime_rss_bytes);
+    d.blas_switch_us = f.get_number("blas_switch_us", 0, 1e7).value_or(d.blas_switch_us);
     if (kind == DeviceKind::gpu) {
         if (d.memory_bytes <= 0) f.fail("memory", "a GPU needs its memory size (e.g. 80GiB)");
         if (d.memory_bandwidth_GBps <= 0) f.fail("memory_bandwidth_GBps", "a GPU needs its memory bandwidth");
@@ -321,6 +336,7 @@ SystemSpec Catalog::read_system(const Fields& f) const {
     }
     s.node_base_power_w = f.get_number("node_base_power_w", 0, 1e5).value_or(0);
     s.measured_fields = f.get_string_list("measured_fields");
+    mark_measured_rates(s);
     s.sources = f.get_string_list("sources");
 
     // Topology

@@ -235,7 +235,9 @@ void schedule_compute(Schedule& s, const ScheduleInputs& in) {
     l.add("recompute: matmuls and attention", ga * (RC.matmul_s + RC.attention_s), Resource::compute);
     l.add("recompute: elementwise kernels", ga * RC.memory_s, Resource::memory_bandwidth);
     l.add("QLoRA weight dequantisation", ga * (F.dequant_s + Bw.dequant_s + RC.dequant_s), Resource::memory_bandwidth);
-    l.add(in.job.system.cpu_only ? "framework per-op overhead" : "GPU idle waiting for kernel launches", ga * in.stage.launch_idle_s(),
+    l.add(in.job.system.cpu_only ? "framework per-op overhead" : "GPU idle waiting for kernel launches",
+          ga * (in.stage.launch_idle_s() - in.stage.pool_switch_s), Resource::launch_overhead);
+    l.add("GEMM calls waiting for the cores (BLAS and OpenMP thread pools take turns)", ga * in.stage.pool_switch_s,
           Resource::launch_overhead);
     // pp-1 micro-batch slots idle per step (GPipe / 1F1B), divided by the virtual stages when interleaved.
     const double virtual_stages = par.pp_schedule == PipelineSchedule::interleaved ? double(std::max<int64_t>(1, par.virtual_stages)) : 1.0;
@@ -313,6 +315,34 @@ void schedule_socket_gradient_exchange(Schedule& s, const ScheduleInputs& in) {
     s.ledger.add("gradient all-reduce between sockets", seconds, Resource::host_memory);
 }
 
+// Fresh (just-mapped) pages a CPU step writes: PyTorch's CPU allocator takes memory from malloc, and every step
+// makes these tensors anew, so the kernel faults in and zeroes their pages again (the probed first_touch_GBps).
+// Counted: the gradients (zero_grad(set_to_none=True), torch's default since 2.0, allocates them in backward),
+// the two out-of-place temporaries per parameter of an unfused AdamW step (torch/optim/adamw.py
+// _single_tensor_adamw: `exp_avg_sq.sqrt()` and its division by the bias correction), and the fp32 [tokens x vocab]
+// tensors of the standard loss: the logits, their shifted copy (logits[:, :-1] made contiguous), log_softmax's
+// output, and in backward the nll gradient and the log_softmax gradient (F.cross_entropy, aten/src/ATen/native/
+// LossNLL.cpp, SoftMax.cpp).
+double cpu_fresh_page_bytes(const ScheduleInputs& in) {
+    const TrainSpec& tr = in.job.spec.train;
+    const double trainable = trainable_params_here(in);
+    double bytes = trainable * in.set.grad_bytes;
+    const bool unfused_adam = tr.optimizer_impl != OptimizerImpl::fused &&
+                              (tr.optimizer == Optimizer::adamw || tr.optimizer == Optimizer::adam);
+    if (unfused_adam && in.job.spec.offload.optimizer == OffloadTarget::none)
+        bytes += 2 * trainable * std::max(in.set.state_bytes, in.set.trainable_storage_bytes);
+    if (tr.loss == LossImpl::standard || tr.loss == LossImpl::fp32_upcast)
+        bytes += 5.0 * 4 * in.tokens_per_gpu * double(in.job.model.vocab) * in.grad_accumulation;
+    return bytes;
+}
+
+void schedule_cpu_fresh_pages(Schedule& s, const ScheduleInputs& in) {
+    const double rate_GBps = in.job.system.device.first_touch_GBps;
+    if (!in.job.system.cpu_only || !(rate_GBps > 0)) return;
+    const double seconds = cpu_fresh_page_bytes(in) / (rate_GBps * 1e9 * in.scale[Resource::host_memory]);
+    s.ledger.add("page faults on fresh tensors (gradients, optimizer temporaries, logits)", seconds, Resource::host_memory);
+}
+
 void schedule_optimizer_step(Schedule& s, const ScheduleInputs& in) {
     const double trainable_here = trainable_params_here(in);
     if (in.job.spec.offload.optimizer == OffloadTarget::none) {
@@ -371,6 +401,7 @@ Schedule schedule_step(const ScheduleInputs& in) {
         schedule_socket_gradient_exchange(s, in);
     }
     schedule_optimizer_step(s, in);
+    schedule_cpu_fresh_pages(s, in);
     schedule_offload_streams(s, in);
     return s;
 }

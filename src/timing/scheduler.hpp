@@ -76,6 +76,9 @@ void schedule_pipeline_transfers(Schedule& s, const ScheduleInputs& in);
 void schedule_data_parallel(Schedule& s, const ScheduleInputs& in);
 // CPU servers: one data-parallel rank per socket, gradients all-reduced over the socket link.
 void schedule_socket_gradient_exchange(Schedule& s, const ScheduleInputs& in);
+// CPU servers: page faults on the tensors every step allocates afresh (gradients, optimizer temporaries, logits).
+double cpu_fresh_page_bytes(const ScheduleInputs& in);
+void schedule_cpu_fresh_pages(Schedule& s, const ScheduleInputs& in);
 // The optimizer step on the GPU, or on the host with its PCIe traffic (ZeRO-Offload).
 void schedule_optimizer_step(Schedule& s, const ScheduleInputs& in);
 // Parameters / activations offloaded to the host, streamed per micro-batch.

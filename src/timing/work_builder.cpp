@@ -8,7 +8,7 @@ namespace ftb {
 
 Work& Work::operator+=(const Work& o) {
     matmul_s += o.matmul_s, attention_s += o.attention_s, memory_s += o.memory_s, dequant_s += o.dequant_s;
-    kernels += o.kernels, flops += o.flops;
+    kernels += o.kernels, gemm_ops += o.gemm_ops, flops += o.flops;
     return *this;
 }
 
@@ -191,11 +191,12 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
 void add_eager_attention(LayerWork& w, const LayerSpec& l, const WorkContext& c, double tokens, double keys,
                          bool needs_grad) {
     const double heads = double(l.heads) / c.tp;
-    add_gemm(w.forward, c, tokens, keys, double(l.head_dim), heads);
-    add_gemm(w.forward, c, tokens, double(l.head_dim), keys, heads);
+    add_gemm(w.forward, c, tokens, keys, double(l.head_dim), heads, true);
+    add_gemm(w.forward, c, tokens, double(l.head_dim), keys, heads, true);
     if (needs_grad) {
-        add_gemm(w.backward, c, tokens, keys, double(l.head_dim), 2 * heads);
-        add_gemm(w.backward, c, tokens, double(l.head_dim), keys, 2 * heads);
+        add_gemm(w.backward, c, tokens, keys, double(l.head_dim), 2 * heads, true);
+        add_gemm(w.backward, c, tokens, double(l.head_dim), keys, 2 * heads, true);
+        w.backward.gemm_ops += 2;   // each backward above is two batched calls (grad of either operand)
     }
     const double score_bytes = tokens * heads * keys * (c.act_bytes + 4 + 4 + c.act_bytes);   // write, fp32 softmax, cast
     add_memory_bound(w.forward, c, score_bytes, 4);
@@ -358,7 +359,14 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
     s.host_issue_s = (s.forward.kernels + s.backward.kernels + s.recompute.kernels) * host_seconds_per_kernel(c.job, c.scale) +
                      double(last - first) * c.job.framework.host_overhead_per_block_us * 1e-6 /
                          c.scale[Resource::launch_overhead];
-    s.wall_s = c.job.system.cpu_only ? s.host_issue_s : std::max(0.0, s.host_issue_s - s.gpu_s) + s.gpu_s;
+    // A CPU runs each op on the thread that dispatched it: the per-op host time adds to the op's own time, and so
+    // does the wait of each GEMM call for the cores when the BLAS's thread pool and OpenMP's take turns (probed).
+    const DeviceSpec& dev = c.job.system.device;
+    if (c.job.system.cpu_only && dev.blas_switch_us > 0)
+        s.pool_switch_s = (s.forward.gemm_ops + s.backward.gemm_ops + s.recompute.gemm_ops) * dev.blas_switch_us * 1e-6 /
+                          c.scale[Resource::launch_overhead];
+    s.wall_s = c.job.system.cpu_only ? s.gpu_s + s.host_issue_s + s.pool_switch_s
+                                     : std::max(0.0, s.host_issue_s - s.gpu_s) + s.gpu_s;
     return s;
 }
 
@@ -372,12 +380,13 @@ WorkContext make_work_context(const Job& job, const TrainingSetup& set, const De
                        job.system.cpu_only ? 1.0 : 1.0 / matmul_time_factor(job.framework, rates.arch)};
 }
 
-void add_gemm(Work& w, const WorkContext& c, double m, double n, double k, double count) {
+void add_gemm(Work& w, const WorkContext& c, double m, double n, double k, double count, bool batched) {
     if (m < 1 || n < 1 || k < 1 || count <= 0) return;
     const GemmEstimate e = gemm_estimate(int64_t(std::ceil(m)), int64_t(std::ceil(n)), int64_t(std::ceil(k)), c.dt, c.rates);
     if (e.memory_bound) w.memory_s += count * e.seconds / c.scale[Resource::memory_bandwidth];
     else w.matmul_s += count * e.seconds / (c.scale[Resource::compute] * c.sustained);
     w.kernels += count;
+    w.gemm_ops += batched ? 1 : count;
     w.flops += 2.0 * m * n * k * count;
 }
 
@@ -433,6 +442,9 @@ MicroBatchShape micro_batch_shape(const Job& job) {
 }
 
 double host_seconds_per_kernel(const Job& job, const ResourceScale& scale) {
+    // A CPU with its PyTorch per-op time measured (the probed system file's op_overhead_us) pays that per op.
+    if (job.system.cpu_only && job.system.device.op_overhead_us > 0)
+        return job.system.device.op_overhead_us * 1e-6 / scale[Resource::launch_overhead];
     return (kKernelLaunchHostSeconds + job.framework.host_overhead_per_kernel_us * 1e-6) / scale[Resource::launch_overhead];
 }
 

@@ -18,6 +18,7 @@ struct Work {
     double memory_s = 0;      // memory-bound GEMMs and elementwise / norm / softmax kernels
     double dequant_s = 0;     // QLoRA weight dequantisation (memory-bound)
     double kernels = 0;
+    double gemm_ops = 0;      // GEMM operator calls (a batched attention GEMM is one call)
     double flops = 0;
     double gpu_seconds() const { return matmul_s + attention_s + memory_s + dequant_s; }
     Work& operator+=(const Work& o);
@@ -43,7 +44,8 @@ WorkContext make_work_context(const Job& job, const TrainingSetup& set, const De
                               const ResourceScale& scale);
 
 // C[m,n] = A[m,k] x B[k,n], `count` times: compute-bound into matmul_s, memory-bound into memory_s.
-void add_gemm(Work& w, const WorkContext& c, double m, double n, double k, double count = 1);
+// `batched`: the `count` GEMMs are one batched call (torch.bmm), else `count` calls.
+void add_gemm(Work& w, const WorkContext& c, double m, double n, double k, double count = 1, bool batched = false);
 // Memory-bound kernels moving `bytes` in total.
 void add_memory_bound(Work& w, const WorkContext& c, double bytes, double kernels);
 
@@ -75,6 +77,7 @@ struct StageWork {
     std::vector<double> layer_forward_s, layer_backward_s;   // per block (backward includes its recompute)
     double gpu_s = 0;             // kernel time of the micro-batch
     double host_issue_s = 0;      // host time to issue its kernels and run the framework's per-block code
+    double pool_switch_s = 0;     // CPU: GEMM calls waiting while the BLAS's and OpenMP's thread pools take turns
     double wall_s = 0;            // the micro-batch as the stream sees it: kernels, or the host when it is slower
     double first_stage_flops = 0; // one micro-batch on a first-stage GPU
     double last_stage_flops = 0;  // one micro-batch on a last-stage GPU

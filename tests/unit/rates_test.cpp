@@ -99,6 +99,19 @@ TEST(Rates, CpuSocketGemmAndStream) {
     EXPECT_NEAR(memory_bound_seconds(1e9, cpu), 1e9 / (307.2e9 * 0.85), 1e-15);
 }
 
+TEST(Rates, ProbedCpuRatesAreTakenAsMeasured) {
+    // A probed system file: sgemm 0.065 TFLOP/s and triad 16 GB/s are achieved rates, used as they are.
+    // 512x1536x512: 2 x 512 x 1536 x 512 / 65e9 = 12.39 ms; 1 GB streamed: 1e9 / 16e9 = 62.5 ms.
+    DeviceSpec cpu;
+    cpu.name = "probed";
+    cpu.kind = DeviceKind::cpu;
+    cpu.memory_bandwidth_GBps = 16;
+    cpu.peak_tflops = {0.065, 0, 0, 0, 0};
+    cpu.tflops_measured = cpu.bandwidth_measured = true;
+    EXPECT_NEAR(gemm_seconds(512, 1536, 512, Dtype::fp32, cpu), 2.0 * 512 * 1536 * 512 / 65e9, 1e-12);
+    EXPECT_NEAR(memory_bound_seconds(1e9, cpu), 1e9 / 16e9, 1e-15);
+}
+
 TEST(Rates, MemoryBoundKernel) {
     // 1 GiB through an H100's HBM: 1073741824 / (3350e9 x 750/900) = 0.384620 ms.
     EXPECT_NEAR(memory_bound_seconds(1073741824.0, gpu("h100-sxm", 132, 989.4, 3350)), 1073741824.0 / 2791.6666666666665e9, 1e-15);

@@ -149,3 +149,28 @@ TEST(TimingWorkBuilder, AShortStepWaitsForTheHostToIssueEveryKernel) {
 
 }  // namespace
 }  // namespace ftb
+
+namespace ftb {
+namespace {
+
+TEST(TimingWorkBuilder, CpuStepPaysPerOpTimeAndTheThreadPoolsTakingTurnsPerGemmCall) {
+    // The tiny Llama on a probed CPU: 10 us per op, 3000 us per GEMM call made between OpenMP ops.
+    Built b = build({{"train.attention", "eager"}});
+    b.job.system.cpu_only = true;
+    b.job.system.device.kind = DeviceKind::cpu;
+    b.job.system.device.op_overhead_us = 10;
+    b.job.system.device.blas_switch_us = 3000;
+    b.rates = device_rates(b.job.system.device);
+    const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
+    const StageWork s = critical_stage_work(c, micro_batch_shape(b.job));
+    // Per block, full fine-tuning: 7 linears forward and 14 backward (dgrad + wgrad), eager attention 2 batched
+    // calls forward and 4 backward; the head 1 forward and 2 backward: 2 x 27 + 3 = 57 GEMM calls.
+    EXPECT_DOUBLE_EQ(s.forward.gemm_ops + s.backward.gemm_ops, 57);
+    EXPECT_DOUBLE_EQ(s.pool_switch_s, 57 * 3000e-6);
+    const double kernels = s.forward.kernels + s.backward.kernels + s.recompute.kernels;
+    EXPECT_DOUBLE_EQ(s.host_issue_s, kernels * 10e-6 + 2 * b.job.framework.host_overhead_per_block_us * 1e-6);
+    EXPECT_DOUBLE_EQ(s.wall_s, s.gpu_s + s.host_issue_s + s.pool_switch_s);
+}
+
+}  // namespace
+}  // namespace ftb

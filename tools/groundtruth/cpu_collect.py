@@ -349,6 +349,7 @@ def job_yaml(model_name, method, precision, micro_batch, seq, threads):
     system = "../system.yaml" if threads == 2 else "../system-1thread.yaml"
     lines += [
         "  optimizer: adamw",
+        "  optimizer_impl: for_loop    # torch.optim.AdamW on CPU tensors: foreach only for CUDA (torch/optim/adamw.py)",
         f"  micro_batch: {micro_batch}",
         f"  global_batch: {micro_batch}",
         f"  seq_len: {seq}",
