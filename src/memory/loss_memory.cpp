@@ -79,6 +79,9 @@ LossMemory loss_memory(const Job& job, const TrainingSetup& set, const StageSpli
     const LossBytes lb = loss_bytes(job, set, double(job.model.vocab) / double(job.spec.parallel.tp), double(job.model.hidden));
     out.peak = lb.peak_per_token * tokens + lb.workspace;
     out.held = job.framework.logits_freed_after_loss ? 0.0 : lb.held_per_token * tokens;
+    // The gradient reaching the head is the logits' size in their dtype; a fused loss never forms it.
+    if (job.spec.train.loss != LossImpl::fused)
+        out.grad = double(job.model.vocab) / double(job.spec.parallel.tp) * set.bytes.act * tokens;
     return out;
 }
 

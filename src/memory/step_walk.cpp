@@ -58,17 +58,23 @@ void walk_forward(const Job& job, const StageMemory& s, PhasePeak& best, std::ve
     b.activations_bytes = s.activations.resident;
     b.logits_bytes = s.loss.peak;
     b.temporary_bytes = s.work.cublas + (s.has_head ? 0 : s.work.forward);
-    const double before_head = b.gradients_bytes;
-    b.gradients_bytes += head_grad_in_flight(job, s);
     take_max(best, b, s.has_head ? MemoryPhase::loss : MemoryPhase::forward);
     const MemoryBreakdown at_loss = b;
-    b.gradients_bytes = before_head;
+    // The head's backward, after the cross-entropy's: the logits' gradient (and any held logits) beside the head's
+    // weight gradient in flight.
+    MemoryBreakdown at_head = b;
+    at_head.logits_bytes = s.loss.held + s.loss.grad;
+    at_head.gradients_bytes += head_grad_in_flight(job, s);
+    if (s.has_head) take_max(best, at_head, MemoryPhase::loss);
     b.logits_bytes = 0;
     b.temporary_bytes = s.work.cublas + s.work.forward;
     take_max(best, b, MemoryPhase::forward);
     if (points) {
         forward_ramp(s, b, *points);
-        if (s.has_head) points->push_back({MemoryPhase::loss, -1, at_loss});
+        if (s.has_head) {
+            points->push_back({MemoryPhase::loss, -1, at_loss});
+            points->push_back({MemoryPhase::loss, -1, at_head});
+        }
     }
 }
 

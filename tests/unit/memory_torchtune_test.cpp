@@ -60,8 +60,9 @@ TEST(MemoryTorchtune, ChunkedOutputLossKeepsBf16ChunksAndOneChunkInFlight) {
 TEST(MemoryTorchtune, TiedHeadGradientLivesFromTheLossToTheEmbeddingBackward) {
     // Tied embedding (1000 x 64 = 64,000 weights), full fine-tune in bf16, optimizer in backward: the head's
     // gradient (64,000 x 2 = 128,000 bytes) forms first and stays in the AccumulateGrad input buffer until the
-    // embedding's backward adds the second use. With the chunked loss the head runs chunk by chunk, so at the loss
-    // the buffer and the chunk's new gradient are both live: 256,000. Each block in backward keeps the held
+    // embedding's backward adds the second use. With the chunked loss the head runs chunk by chunk, so during the
+    // head's backward (the walk's second loss point) the buffer and the chunk's new gradient are both live: 256,000,
+    // beside the logits' bf16 gradient 8 x 1000 x 2 = 16,000. Each block in backward keeps the held
     // 128,000 + one block's gradients (in backward: the largest block, 36,992 x 2 = 73,984, spread over the 2
     // blocks: 36,992 per block formed). The embedding's backward: held 128,000 + the blocks' 73,984 + its own dense
     // gradient 128,000 = 329,984.
@@ -74,7 +75,11 @@ TEST(MemoryTorchtune, TiedHeadGradientLivesFromTheLossToTheEmbeddingBackward) {
     const MemoryWalkPoint* top = find_point(walk, MemoryPhase::backward, 1);
     ASSERT_NE(loss, nullptr);
     ASSERT_NE(top, nullptr);
-    EXPECT_DOUBLE_EQ(loss->live.gradients_bytes, 256000);
+    EXPECT_DOUBLE_EQ(loss->live.gradients_bytes, 0);
+    const MemoryWalkPoint* head = loss + 1;
+    ASSERT_EQ(head->phase, MemoryPhase::loss);
+    EXPECT_DOUBLE_EQ(head->live.gradients_bytes, 256000);
+    EXPECT_DOUBLE_EQ(head->live.logits_bytes, 16000);
     EXPECT_DOUBLE_EQ(top->live.gradients_bytes, 128000 + 36992);
     const MemoryWalkPoint& last = walk.points.back();
     ASSERT_EQ(last.phase, MemoryPhase::optimizer_step);
