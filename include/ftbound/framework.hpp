@@ -39,6 +39,12 @@ struct FrameworkProfile {
     // Vocabulary-sized cross-entropy tensors live at the loss peak: torch's log_softmax + nll keep the saved
     // output, its incoming gradient and the produced gradient (3); Megatron's vocab-parallel CE works in place (1).
     double cross_entropy_live_copies = 3;
+    // `loss: chunked` as the output head writing this many chunks, each with its own cross-entropy
+    // (torchtune CEWithChunkedOutputLoss, num_output_chunks); 0 = LitGPT's 128-token chunks (chunked_cross_entropy).
+    int chunked_loss_output_chunks = 0;
+    // The training loop drops its reference to the logits right after the loss (torchtune: `del logits`, "free
+    // logits otherwise it peaks backward memory"); otherwise the logits stay held until the step ends.
+    bool logits_freed_after_loss = false;
     bool qlora_quantizes_lm_head = false;       // the 4-bit conversion also takes the output head
     // A quantised frozen linear keeps its input when the input needs a gradient: bitsandbytes MatMul4Bit stores
     // ctx.tensors = (A, B) whenever any(ctx.needs_input_grad[:2]) (bitsandbytes autograd/_functions.py);

@@ -1,5 +1,7 @@
 #include "memory/loss_memory.hpp"
 
+#include <algorithm>
+
 namespace ftb {
 namespace {
 
@@ -10,6 +12,22 @@ struct LossBytes {
     double held_per_token = 0;
     double workspace = 0;          // independent of tokens (chunked / fused)
 };
+
+// torchtune's CEWithChunkedOutputLoss: the head writes `chunks` low-precision chunks, all of them kept for their
+// cross-entropy's backward; each chunk is upcast to fp32 inside its own cross-entropy ("only upcasting one chunk at
+// a time", torchtune/modules/loss/ce_chunked_output_loss.py). Compiled (the recipes compile compute_cross_entropy,
+// training.compile_loss), Inductor fuses the upcast into the reduction and into backward's kernel, so no fp32
+// chunk is materialised: the chunks' low-precision logits and the gradient of the chunk in backward are live. Eager, each chunk's log_softmax keeps its fp32 output for
+// backward (autograd's _log_softmax_backward_data takes the output), so all chunks' fp32 log-probabilities are
+// live, and backward adds the chunk's incoming and produced fp32 gradients.
+LossBytes output_chunked_loss(const Job& job, double V, double logit) {
+    const double chunks = double(job.framework.chunked_loss_output_chunks);
+    LossBytes lb;
+    if (job.spec.train.compile) lb.peak_per_token = V * (logit + logit / chunks);
+    else lb.peak_per_token = V * (logit + 4 + 2 * 4 / chunks);
+    lb.held_per_token = V * logit;
+    return lb;
+}
 
 LossBytes loss_bytes(const Job& job, const TrainingSetup& s, double vocab_shard, double hidden) {
     const double V = vocab_shard;
@@ -22,10 +40,18 @@ LossBytes loss_bytes(const Job& job, const TrainingSetup& s, double vocab_shard,
             const double ce = (job.spec.train.loss == LossImpl::fp32_upcast || s.bytes.autocast) ? 4 : logit;
             // Held logits + the cross-entropy's live vocabulary-sized tensors (framework profile).
             lb.peak_per_token = V * (logit + job.framework.cross_entropy_live_copies * ce);
+            // Logits dropped after the loss: log_softmax keeps its output, not its input, so the logits go before
+            // backward starts; the peak is the larger of the forward (logits + log-probabilities) and backward.
+            if (job.framework.logits_freed_after_loss)
+                lb.peak_per_token = V * std::max(logit + ce, job.framework.cross_entropy_live_copies * ce);
             lb.held_per_token = V * logit;
             break;
         }
         case LossImpl::chunked: {
+            if (job.framework.chunked_loss_output_chunks > 0) {
+                lb = output_chunked_loss(job, V, logit);
+                break;
+            }
             // LitGPT-style: lm_head output in chunks of 128 tokens, each chunk's log-softmax saved for backward;
             // gradients are formed one chunk at a time.
             constexpr double chunk_tokens = 128;
@@ -52,7 +78,10 @@ LossMemory loss_memory(const Job& job, const TrainingSetup& set, const StageSpli
     const double tokens = double(set.tokens_per_micro_batch);
     const LossBytes lb = loss_bytes(job, set, double(job.model.vocab) / double(job.spec.parallel.tp), double(job.model.hidden));
     out.peak = lb.peak_per_token * tokens + lb.workspace;
-    out.held = lb.held_per_token * tokens;
+    out.held = job.framework.logits_freed_after_loss ? 0.0 : lb.held_per_token * tokens;
+    // The gradient reaching the head is the logits' size in their dtype; a fused loss never forms it.
+    if (job.spec.train.loss != LossImpl::fused)
+        out.grad = double(job.model.vocab) / double(job.spec.parallel.tp) * set.bytes.act * tokens;
     return out;
 }
 

@@ -10,6 +10,7 @@ namespace ftb {
 struct LossMemory {
     double peak = 0;   // bytes at the loss peak
     double held = 0;   // bytes held through backward (the logits the loop keeps)
+    double grad = 0;   // the logits' gradient when the head's backward starts (after the cross-entropy's)
 };
 
 // Zero on stages without the head.

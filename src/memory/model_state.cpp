@@ -13,8 +13,13 @@ WeightBytes weight_bytes(const Job& job, const TrainingSetup& set, const StagePa
                p.quantised * set.quant_bytes_per_param;
     if (zero3) {
         w.stored /= shard;
-        // Prefetch keeps `zero3_live_layers` full blocks gathered in the compute dtype.
-        w.gathered = double(job.framework.zero3_live_layers) * p.largest_layer * set.bytes.weight_compute;
+        // Prefetch keeps `zero3_live_layers` full blocks gathered in the compute dtype; quantised weights are
+        // gathered as stored (torchao NF4Tensor.fsdp_pre_all_gather all-gathers quantized_data, quantized_scalers
+        // and quantization_factor, pytorch/ao torchao/dtypes/nf4tensor.py; bitsandbytes Params4bit under FSDP
+        // shards and gathers its packed uint8 storage).
+        const double quantised = p.largest_layer_quantised;
+        w.gathered = double(job.framework.zero3_live_layers) *
+                     ((p.largest_layer - quantised) * set.bytes.weight_compute + quantised * set.quant_bytes_per_param);
     }
     if (job.spec.offload.params != OffloadTarget::none) {
         w.stored = 0;
@@ -48,6 +53,14 @@ GradientBytes gradient_bytes(const Job& job, const TrainingSetup& set, const Sta
     // Optimizer in backward: gradients are consumed layer by layer, at most one block's worth exists.
     if (in_backward) g.resident = std::min(g.resident, p.largest_layer * set.grad_bytes);
     g.persist = set.grad_accumulation > 1 && !in_backward;
+    // The output head's gradient is formed first in backward. A head tied to the embedding is used twice, so
+    // autograd's engine accumulates both uses in the AccumulateGrad node's input buffer and only hands the sum on
+    // (post-accumulate-grad hooks included, i.e. the optimizer-in-backward step) after the embedding's backward,
+    // at the very end (torch/csrc/autograd/engine.cpp, InputBuffer).
+    if (par.zero < 2 && !opt_offload) {
+        g.head = p.head_matrix * set.grad_bytes;
+        g.head_held = p.head_tied;
+    }
     // Accumulating under FSDP no_sync(): gradients stay unsharded between micro-batches.
     if (zero3 && set.grad_accumulation > 1 && fw.fsdp_no_sync_accumulation) g.resident = g.full;
     return g;

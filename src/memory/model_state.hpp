@@ -20,6 +20,10 @@ struct GradientBytes {
     double resident = 0;      // what stays on the GPU once all are formed (sharded, offloaded, per layer)
     double buffers = 0;       // reduce buckets / DDP flat buckets / the unsharded block gradient in flight
     bool persist = false;     // kept across micro-batches (gradient accumulation)
+    // The output head's weight gradient, the first one backward forms (0 when the head does not train here or
+    // gradients are sharded/offloaded), and whether it stays until the end of backward (tied to the embedding).
+    double head = 0;
+    bool head_held = false;
 };
 
 struct OptimizerBytes {

@@ -30,6 +30,7 @@ void add_block(const Job& job, const TrainingSetup& set, const LayerSpec& l, boo
     const double norms = double(l.norm_params() + l.relative_attention_params);
     const double layer = attn + ffn + norms;
     p.blocks += layer;
+    if (layer > p.largest_layer) p.largest_layer_quantised = qlora && !trains ? attn + ffn : 0;
     p.largest_layer = std::max(p.largest_layer, layer);
     if (qlora && !trains)
         p.largest_quantised = std::max({p.largest_quantised, double(l.hidden) * double(l.ffn_intermediate) / tp,
@@ -93,6 +94,10 @@ void add_embedding_and_head(const Job& job, const TrainingSetup& set, const Stag
         add_matrix(vocab_shard, head_trains);
     } else if (head_trains) {
         p.linear_weights += vocab_shard;   // the tied matrix is also read by the head matmul
+    }
+    if (head_trains && !head_quantised) {
+        p.head_matrix = vocab_shard;
+        p.head_tied = m.tie_word_embeddings && sp.has_embedding;
     }
     if (set.lora_on_head) p.trainable += double(job.spec.train.lora.rank) * double(m.hidden + m.vocab) / tp;
     if (job.spec.train.optimizer == Optimizer::adafactor && head_trains)

@@ -23,10 +23,13 @@ struct StageParams {
     double quantised = 0;          // frozen base linears stored quantised (QLoRA)
     double linear_weights = 0;     // parameters read by matmuls (for autocast copies)
     double largest_layer = 0;      // largest block's parameters on this GPU (ZeRO-3 gather unit)
+    double largest_layer_quantised = 0;   // of those, stored quantised (gathered as stored)
     double largest_quantised = 0;  // largest quantised weight matrix (QLoRA dequantisation buffer)
     double adafactor_state = 0;    // factored second-moment elements
     double blocks = 0;             // all block parameters on this GPU (FSDP units)
     double largest_trainable_matrix = 0;   // elements of the largest trainable tensor (a for-loop optimizer step)
+    double head_matrix = 0;        // the output head's weight when it trains on this stage (its gradient comes first)
+    bool head_tied = false;        // ... and is the embedding matrix on this same stage (tie_word_embeddings)
 };
 
 // `unsharded`: count as if tp = ep = 1 (the whole model's trainable parameters, for the report).

@@ -42,6 +42,12 @@ void forward_ramp(const StageMemory& s, const MemoryBreakdown& end, std::vector<
     points.push_back({MemoryPhase::forward, int(s.first_block + int64_t(n) - 1), end});
 }
 
+// The output head's weight gradient while the head's backward runs: the new gradient, plus the input buffer that
+// sums the chunks already done when the head runs chunk by chunk (a chunked loss uses the weight once per chunk).
+double head_grad_in_flight(const Job& job, const StageMemory& s) {
+    return s.grads.head * (job.spec.train.loss == LossImpl::chunked ? 2 : 1);
+}
+
 // End of forward and the loss: every block's saved tensors, all compute copies, the logits at their peak.
 void walk_forward(const Job& job, const StageMemory& s, PhasePeak& best, std::vector<MemoryWalkPoint>* points) {
     const bool zero0 = job.spec.parallel.zero == 0;
@@ -54,28 +60,43 @@ void walk_forward(const Job& job, const StageMemory& s, PhasePeak& best, std::ve
     b.temporary_bytes = s.work.cublas + (s.has_head ? 0 : s.work.forward);
     take_max(best, b, s.has_head ? MemoryPhase::loss : MemoryPhase::forward);
     const MemoryBreakdown at_loss = b;
+    // The head's backward, after the cross-entropy's: the logits' gradient (and any held logits) beside the head's
+    // weight gradient in flight.
+    MemoryBreakdown at_head = b;
+    at_head.logits_bytes = s.loss.held + s.loss.grad;
+    at_head.gradients_bytes += head_grad_in_flight(job, s);
+    if (s.has_head) take_max(best, at_head, MemoryPhase::loss);
     b.logits_bytes = 0;
     b.temporary_bytes = s.work.cublas + s.work.forward;
     take_max(best, b, MemoryPhase::forward);
     if (points) {
         forward_ramp(s, b, *points);
-        if (s.has_head) points->push_back({MemoryPhase::loss, -1, at_loss});
+        if (s.has_head) {
+            points->push_back({MemoryPhase::loss, -1, at_loss});
+            points->push_back({MemoryPhase::loss, -1, at_head});
+        }
     }
 }
 
 // Backward, block by block from the top: saved tensors of the blocks below stay, gradients of the blocks
 // above have been formed, and one block's working set (recomputed activations + gradient temporaries).
-void walk_backward(const StageMemory& s, PhasePeak& best, std::vector<MemoryWalkPoint>* points) {
+void walk_backward(const Job& job, const StageMemory& s, PhasePeak& best, std::vector<MemoryWalkPoint>* points) {
     const std::vector<double>& per_block = s.activations.per_block;
     const size_t n = per_block.size();
-    const double per_block_grads = n > 0 ? s.grads.resident / double(n) : 0;
+    // The head's gradient exists from the start of backward: until the optimizer step, or (optimizer in backward)
+    // until the embedding's backward when the two are tied; the blocks' gradients form one block at a time.
+    const bool in_backward = job.spec.train.optimizer_in_backward;
+    const double head_kept = (s.grads.head_held || !in_backward) ? s.grads.head : 0;
+    const double body_grads = s.grads.resident - (in_backward ? 0 : s.grads.head);
+    const double per_block_grads = n > 0 ? body_grads / double(n) : 0;
     const double per_block_copies = n > 0 ? s.weights.amp_copies / double(n) : 0;
     double remaining = s.activations.resident;
     for (size_t k = 0; k < n; ++k) {
         MemoryBreakdown b;
         b.weights_bytes = s.weights.stored + s.weights.gathered + s.weights.amp_copies - per_block_copies * double(k) +
                           s.weights.dequant;
-        b.gradients_bytes = (s.grads.persist ? s.grads.resident : per_block_grads * double(k + 1)) + s.grads.buffers;
+        b.gradients_bytes =
+            (s.grads.persist ? s.grads.resident : head_kept + per_block_grads * double(k + 1)) + s.grads.buffers;
         b.optimizer_bytes = s.optimizer.resident;
         b.activations_bytes = remaining + s.activations.recompute_work;
         b.logits_bytes = s.loss.held;
@@ -85,6 +106,18 @@ void walk_backward(const StageMemory& s, PhasePeak& best, std::vector<MemoryWalk
         // The block's saved tensors of this micro-batch are freed; other in-flight micro-batches keep theirs.
         if (!s.activations.offloaded) remaining = std::max(0.0, remaining - per_block[n - 1 - k]);
     }
+    if (!s.grads.head_held) return;
+    // The embedding's backward of a tied head: its dense gradient (embedding_dense_backward) forms beside the
+    // head's gradient in the input buffer before the two are summed.
+    MemoryBreakdown b;
+    b.weights_bytes = s.weights.stored + s.weights.gathered + s.weights.dequant;
+    b.gradients_bytes = (s.grads.persist ? s.grads.resident : head_kept + per_block_grads * double(n)) +
+                        s.grads.buffers + s.grads.head;
+    b.optimizer_bytes = s.optimizer.resident;
+    b.logits_bytes = s.loss.held;
+    b.temporary_bytes = s.work.cublas;
+    take_max(best, b, MemoryPhase::backward);
+    if (points) points->push_back({MemoryPhase::backward, int(s.first_block), b});
 }
 
 // Optimizer step: weights, all gradients, states, and the step's intermediates. ZeRO-3 steps on shards:
@@ -123,7 +156,7 @@ Workspaces stage_workspaces(const Job& job, const TrainingSetup& set, const Stag
 PhasePeak walk_step(const Job& job, const StageMemory& s, std::vector<MemoryWalkPoint>* points) {
     PhasePeak best;
     walk_forward(job, s, best, points);
-    walk_backward(s, best, points);
+    walk_backward(job, s, best, points);
     walk_optimizer_step(job, s, best, points);
     return best;
 }

@@ -93,6 +93,12 @@ TrainingSetup derive_setup(const Job& job) {
         // LLM.int8: 1 byte per weight + one fp32 scale per output row (counted per weight as ~0).
         if (t.qlora.bits == 4) s.quant_bytes_per_param = t.qlora.double_quant ? 0.5 + 1.0 / 64 + 4.0 / (64 * 256) : 0.5 + 4.0 / 64;
         else s.quant_bytes_per_param = 1.0;
+        // torchao's NF4Tensor (torchtune's FrozenNF4Linear / LoRALinear quantize_base) always quantises the scalers:
+        // to_nf4(block_size=64, scaler_block_size=256) keeps quantized_data (uint8, two weights a byte), one int8
+        // quantized_scaler per 64-weight block and one quantization_factor in the weight's dtype per 256 blocks
+        // (pytorch/ao torchao/dtypes/nf4tensor.py, NF4Tensor.from_tensor and double_quantize_scalers).
+        if (t.qlora.bits == 4 && t.qlora.kernel == QloraKernel::torchao)
+            s.quant_bytes_per_param = 0.5 + 1.0 / 64 + s.bytes.weight_compute / (64 * 256);
     }
 
     // Storage: trainable parameters keep fp32 under torch.amp, the compute dtype otherwise (the master style

@@ -30,7 +30,7 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
                       "fused_norm", "zero3_live_layers", "zero_bucket_elements", "allocator_overhead_fraction",
                       "nccl_buffer_bytes", "cross_entropy_live_copies", "qlora_quantizes_lm_head",
                       "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "quantized_linear_saves_input",
-                      "selective_recompute"});
+                      "selective_recompute", "chunked_loss_output_chunks", "logits_freed_after_loss"});
     if (auto v = m.get_choice("mixed_style", {"amp", "master"})) p.mixed_style = *v == "master" ? MixedStyle::master : MixedStyle::amp;
     p.mixed_grad_bytes = m.get_number("mixed_grad_bytes", 1, 8).value_or(p.mixed_grad_bytes);
     p.ddp_gradient_buckets = m.get_bool("ddp_gradient_buckets").value_or(p.ddp_gradient_buckets);
@@ -41,6 +41,9 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
     p.allocator_overhead_fraction = m.get_number("allocator_overhead_fraction", 0, 1).value_or(p.allocator_overhead_fraction);
     p.nccl_buffer_bytes = m.get_size_bytes("nccl_buffer_bytes").value_or(p.nccl_buffer_bytes);
     p.cross_entropy_live_copies = m.get_number("cross_entropy_live_copies", 1, 8).value_or(p.cross_entropy_live_copies);
+    p.chunked_loss_output_chunks =
+        static_cast<int>(m.get_int("chunked_loss_output_chunks", 0, 1024).value_or(p.chunked_loss_output_chunks));
+    p.logits_freed_after_loss = m.get_bool("logits_freed_after_loss").value_or(p.logits_freed_after_loss);
     p.qlora_quantizes_lm_head = m.get_bool("qlora_quantizes_lm_head").value_or(p.qlora_quantizes_lm_head);
     p.fsdp_unit_mixes_frozen = m.get_bool("fsdp_unit_mixes_frozen").value_or(p.fsdp_unit_mixes_frozen);
     p.fsdp_no_sync_accumulation = m.get_bool("fsdp_no_sync_accumulation").value_or(p.fsdp_no_sync_accumulation);

@@ -74,11 +74,13 @@ TEST(WebReport, PlanJsonHasTheWalkAndCommunicationThePageDraws) {
     }
     EXPECT_DOUBLE_EQ(peak, j["memory"]["allocated_peak_bytes"].get<double>());
     EXPECT_EQ(phase, j["memory"]["peak_phase"]);
-    // In execution order: forward blocks 0..31, the loss, backward blocks 31..0, the optimizer step.
+    // In execution order: forward blocks 0..31, the loss and the head's backward, backward blocks 31..0, the
+    // optimizer step.
     EXPECT_EQ(points.front()["phase"], "forward");
     EXPECT_EQ(points.front()["block"], 0);
     EXPECT_EQ(points[32]["phase"], "loss");
-    EXPECT_EQ(points[33]["block"], 31);
+    EXPECT_EQ(points[33]["phase"], "loss");
+    EXPECT_EQ(points[34]["block"], 31);
     EXPECT_EQ(points.back()["phase"], "optimizer step");
     // Communication: what the step's breakdown attributes to links, and the rest hidden under compute.
     const Json& c = j["step"]["communication"];
