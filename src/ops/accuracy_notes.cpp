@@ -46,8 +46,10 @@ std::vector<std::string> accuracy_notes(const Job& job) {
                                       to_string(arch), sys.device.name));
     }
     if (js.train.method == Method::qlora)
-        out.push_back("QLoRA: in validation (LitGPT with bitsandbytes 0.41) steps ran 30-48% slower than predicted "
-                      "(dequantisation below memory bandwidth) and memory 11-14% above");
+        out.push_back("QLoRA: in validation steps ran 4-28% slower than predicted with bitsandbytes 0.41 (LitGPT) and "
+                      "up to 27% slower at short sequences with auto-gptq (Qwen); peak memory was 11-14% above the "
+                      "prediction with bitsandbytes 0.41, 5-16% below it with torchao (torchtune), and GPU memory up to "
+                      "23% above it with auto-gptq");
     if (job.model.is_moe())
         out.push_back("mixture-of-experts: no measured case in validation/ (routing balance, expert GEMM shapes and "
                       "all-to-all traffic are modelled, not checked)");
