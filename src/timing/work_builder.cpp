@@ -505,9 +505,8 @@ StageWork critical_stage_work(const WorkContext& c, const MicroBatchShape& shape
         StageWork s = stage_work(c, shape, stage, first, last);
         const double flops = s.forward.flops + s.backward.flops + s.recompute.flops;
         (stage == 0 ? best.first_stage_flops : best.last_stage_flops) = flops;
-        // CPU devices run ops synchronously: dispatch overhead adds to the op time instead of hiding under it.
-        const double stage_s = s.wall_s;
-        if (stage == 0 || stage_s > std::max(best.gpu_s, best.wall_s)) {
+        // wall_s is the micro-batch as the stream sees it (on a CPU: ops and their dispatch, one after the other).
+        if (stage == 0 || s.wall_s > std::max(best.gpu_s, best.wall_s)) {
             const double first_flops = best.first_stage_flops, last_flops = best.last_stage_flops;
             best = std::move(s);
             best.first_stage_flops = first_flops, best.last_stage_flops = last_flops;
