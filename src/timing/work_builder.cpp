@@ -148,22 +148,32 @@ void add_expert_linear(LayerWork& w, const WorkContext& c, double tokens, double
     if (c.job.spec.train.method == Method::qlora) add_dequant_uses(w, c, in * out * experts, experts);
 }
 
+// The gradient of a bias that trains: autograd hands the bias the un-reduced output gradient (addmm's `self`
+// derivative in pytorch tools/autograd/derivatives.yaml) and sums it over the tokens in a reduction kernel of its
+// own (torch/csrc/autograd/engine.cpp validate_outputs -> InputMetadata::reduce_grad -> at::sum_to): one read of
+// the tokens x out output gradient per biased linear. The forward add is fused into the GEMM (aten/src/ATen/native/
+// Linear.cpp linear(): addmm for 2-D and contiguous 3-D inputs, bias in the cuBLASLt epilogue) and costs nothing.
+void add_bias_grad(LayerWork& w, const WorkContext& c, double tokens, double out, double count) {
+    add_memory_bound(w.backward, c, tokens * out * count * c.act_bytes, c.compiled ? 0 : count);
+}
+
 void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, double tokens, bool trains, bool needs_grad) {
     const double h = double(l.hidden), q = double(l.q_dim()), kv = double(l.kv_dim()), i = double(l.ffn_intermediate);
     const double tp = c.tp;
     const uint32_t lora = c.set.adapters ? c.set.lora_mask : 0;
-    auto linear = [&](double in, double out, double count, uint32_t bits) {
+    auto linear = [&](double in, double out, double count, uint32_t bits, bool bias = false) {
         add_linear(w, c, tokens, in, out, count, lora & bits, trains, needs_grad);
+        if (bias && trains) add_bias_grad(w, c, tokens, out, count);
     };
     const int attention_sets = l.cross_attention ? 2 : 1;
     for (int s = 0; s < attention_sets; ++s) {
-        if (c.fused_qkv) linear(h, (q + 2 * kv) / tp, 1, kQ | kK | kV);
+        if (c.fused_qkv) linear(h, (q + 2 * kv) / tp, 1, kQ | kK | kV, l.qkv_bias);
         else {
-            linear(h, q / tp, 1, kQ);
-            linear(h, kv / tp, 1, kK);
-            linear(h, kv / tp, 1, kV);
+            linear(h, q / tp, 1, kQ, l.qkv_bias);
+            linear(h, kv / tp, 1, kK, l.qkv_bias);
+            linear(h, kv / tp, 1, kV, l.qkv_bias);
         }
-        linear(q / tp, h, 1, kO);
+        linear(q / tp, h, 1, kO, l.o_bias);
     }
     double expert_tokens = tokens, experts_here = 1;
     if (l.experts > 0) {
@@ -180,6 +190,10 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
     if (l.ffn_kind == FfnKind::gated) expert_linear(h, i / tp, kGate);
     expert_linear(h, i / tp, kUp);
     expert_linear(i / tp, h, kDown);
+    if (l.mlp_bias && l.experts == 0 && trains) {   // a dense FFN's biases (experts' biases are not modelled)
+        add_bias_grad(w, c, expert_tokens, i / tp, l.ffn_kind == FfnKind::gated ? 2 : 1);
+        add_bias_grad(w, c, expert_tokens, h, 1);
+    }
     if (l.shared_expert_intermediate > 0) {
         const double s = double(l.shared_expert_intermediate);
         linear(h, s / tp, 2, kGate | kUp);

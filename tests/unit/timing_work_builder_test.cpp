@@ -95,6 +95,28 @@ TEST(TimingWorkBuilder, MemoryBoundKernelsStreamAtTheAchievableBandwidth) {
     EXPECT_DOUBLE_EQ(w2.memory_s, w.memory_s / 2);
 }
 
+// Trainable biases cost one reduction of the output gradient per biased linear in backward (autograd's reduce_grad);
+// the forward add rides in the GEMM. Tiny Llama with biases on q, k, v, o, gate, up, down: outputs 64 + 32 + 32 + 64
+// + 128 + 128 + 64 = 512 per token, bf16 gradients: 8 tokens x 512 x 2 B = 8,192 bytes in 7 kernels.
+TEST(TimingWorkBuilder, TrainableBiasesAddOneGradientReductionPerLinearInBackward) {
+    const Built b = build();
+    const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
+    ASSERT_FALSE(c.fused_qkv);
+    ASSERT_DOUBLE_EQ(c.act_bytes, 2);
+    LayerSpec biased = b.job.model.layers[0];
+    biased.qkv_bias = biased.o_bias = biased.mlp_bias = true;
+    const LayerWork plain = layer_work(b.job.model.layers[0], b.job.model, c, 8, 8, true, true);
+    const LayerWork with = layer_work(biased, b.job.model, c, 8, 8, true, true);
+    EXPECT_NEAR(with.backward.memory_s - plain.backward.memory_s, 8192 / kH100StreamBps, 1e-18);
+    EXPECT_DOUBLE_EQ(with.backward.kernels - plain.backward.kernels, 7);
+    EXPECT_DOUBLE_EQ(with.forward.memory_s, plain.forward.memory_s);
+    // Frozen biases (the block's weights do not train) have no gradient to reduce.
+    const LayerWork frozen_plain = layer_work(b.job.model.layers[0], b.job.model, c, 8, 8, false, true);
+    const LayerWork frozen_with = layer_work(biased, b.job.model, c, 8, 8, false, true);
+    EXPECT_DOUBLE_EQ(frozen_with.backward.memory_s, frozen_plain.backward.memory_s);
+    EXPECT_DOUBLE_EQ(frozen_with.backward.kernels, frozen_plain.backward.kernels);
+}
+
 // QLoRA dequantisation of one block's 36,864 base weights, per library (hand-counted bytes per element):
 // bitsandbytes NF4 without double quantisation reads 0.5 + 4/64 and writes 2 bytes, in forward and in backward;
 // the <= 0.47 kernel takes 1.68x that; auto-gptq moves 16.5 bytes once (backward reuses the saved weight).
