@@ -3,6 +3,33 @@
 #include <algorithm>
 
 namespace ftb {
+namespace {
+
+// auto-gptq's PyTorch dequantisation, taken for micro-batches of at least kernel_switch_threshold = 128 tokens
+// (auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py QuantLinear.forward, v0.4.2, the path Qwen's finetune.py runs
+// with exllama disabled): bitwise_right_shift of the int32 words broadcast 8 ways writes one int32 per weight,
+// and .to(torch.int8) writes a byte beside it before the int32 tensor is freed (5 bytes per weight at once); the
+// later steps (int8 minus zeros, times the fp16 scales) hold at most 1 + 1 + 2.
+constexpr double kGptqUnpackBytesPerWeight = 4 + 1;
+constexpr int64_t kGptqKernelSwitchTokens = 128;
+
+bool gptq_dequantises_in_torch(const Job& job, const TrainingSetup& set) {
+    const QloraConfig& q = job.spec.train.qlora;
+    return job.spec.train.method == Method::qlora && q.kernel == QloraKernel::auto_gptq && q.bits == 4 &&
+           set.tokens_per_micro_batch >= kGptqKernelSwitchTokens;
+}
+
+// The dequantised weight goes into torch.matmul(x, weight); mm's derivative for its first input needs the second
+// (tools/autograd/derivatives.yaml, mm: mm_mat1_backward(grad, mat2, ...)), so autograd keeps the fp16 weight
+// whenever the input requires grad (always with LoRA: PEFT's enable_input_require_grads). With full recompute
+// only the block being recomputed in backward holds them; otherwise every block keeps them from its forward.
+void add_gptq_saved_weights(const Job& job, const TrainingSetup& set, const StageParams& p, WeightBytes& w) {
+    if (!gptq_dequantises_in_torch(job, set)) return;
+    w.dequant_saved_in_forward = job.spec.train.recompute != Recompute::full;
+    w.dequant_saved = (w.dequant_saved_in_forward ? p.quantised : p.largest_layer_quantised) * set.bytes.weight_compute;
+}
+
+}  // namespace
 
 WeightBytes weight_bytes(const Job& job, const TrainingSetup& set, const StageParams& p) {
     const ParallelSpec& par = job.spec.parallel;
@@ -27,7 +54,9 @@ WeightBytes weight_bytes(const Job& job, const TrainingSetup& set, const StagePa
     }
     // torch.amp: each fp32 weight is cast per matmul and the copy is kept for backward (the grad of the input).
     if (set.amp_weight_copies) w.amp_copies = p.linear_weights * set.bytes.weight_compute / (zero3 ? shard : 1);
-    w.dequant = p.largest_quantised * set.bytes.weight_compute;
+    const double unpack = gptq_dequantises_in_torch(job, set) ? kGptqUnpackBytesPerWeight : set.bytes.weight_compute;
+    w.dequant = p.largest_quantised * unpack;
+    add_gptq_saved_weights(job, set, p, w);
     return w;
 }
 

@@ -11,7 +11,11 @@ struct WeightBytes {
     double stored = 0;        // parameters resident on the GPU (ZeRO-3 shard, 0 when offloaded)
     double gathered = 0;      // full blocks gathered by ZeRO-3/FSDP prefetch, in the compute dtype
     double amp_copies = 0;    // torch.amp low-precision copies of fp32 matmul weights, kept for backward
-    double dequant = 0;       // QLoRA: one dequantised weight matrix in flight
+    double dequant = 0;       // QLoRA: one dequantised weight matrix in flight (with its unpacking temporaries)
+    // auto-gptq: dequantised fp16 weights that matmul keeps for the input's gradient; `saved_in_forward`: from
+    // forward on (every block's, no recompute), else only the recomputed block's in backward.
+    double dequant_saved = 0;
+    bool dequant_saved_in_forward = false;
     double host = 0;          // parameters offloaded to host RAM
 };
 

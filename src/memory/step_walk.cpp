@@ -52,7 +52,8 @@ double head_grad_in_flight(const Job& job, const StageMemory& s) {
 void walk_forward(const Job& job, const StageMemory& s, PhasePeak& best, std::vector<MemoryWalkPoint>* points) {
     const bool zero0 = job.spec.parallel.zero == 0;
     MemoryBreakdown b;
-    b.weights_bytes = s.weights.stored + s.weights.gathered + s.weights.amp_copies + s.weights.dequant;
+    b.weights_bytes = s.weights.stored + s.weights.gathered + s.weights.amp_copies + s.weights.dequant +
+                      (s.weights.dequant_saved_in_forward ? s.weights.dequant_saved : 0);
     b.gradients_bytes = (s.grads.persist ? s.grads.resident : 0) + (zero0 ? s.grads.buffers : 0);
     b.optimizer_bytes = s.optimizer.resident;
     b.activations_bytes = s.activations.resident;
@@ -94,7 +95,7 @@ void walk_backward(const Job& job, const StageMemory& s, PhasePeak& best, std::v
     for (size_t k = 0; k < n; ++k) {
         MemoryBreakdown b;
         b.weights_bytes = s.weights.stored + s.weights.gathered + s.weights.amp_copies - per_block_copies * double(k) +
-                          s.weights.dequant;
+                          s.weights.dequant + s.weights.dequant_saved;
         b.gradients_bytes =
             (s.grads.persist ? s.grads.resident : head_kept + per_block_grads * double(k + 1)) + s.grads.buffers;
         b.optimizer_bytes = s.optimizer.resident;

@@ -3,6 +3,11 @@
 #include <string>
 
 namespace ftb {
+namespace {
+// GPTQ group size: input rows sharing one scale and zero. 128 is the default of Qwen's quantisation script
+// (QwenLM/Qwen run_gptq.py, --group-size default 128), the only auto-gptq checkpoints in validation.
+constexpr double kGptqGroupSize = 128;
+}  // namespace
 
 double precision_bytes(Precision p) {
     switch (p) {
@@ -99,6 +104,12 @@ TrainingSetup derive_setup(const Job& job) {
         // (pytorch/ao torchao/dtypes/nf4tensor.py, NF4Tensor.from_tensor and double_quantize_scalers).
         if (t.qlora.bits == 4 && t.qlora.kernel == QloraKernel::torchao)
             s.quant_bytes_per_param = 0.5 + 1.0 / 64 + s.bytes.weight_compute / (64 * 256);
+        // auto-gptq QuantLinear buffers (auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py __init__, v0.4.2): qweight
+        // packs eight 4-bit weights per int32 (0.5 B), and per group of kGptqGroupSize input rows one fp16 scale
+        // (2 B) and one 4-bit zero packed in int32 (0.5 B) per output column; g_idx (int32 per input row) and the
+        // bias are per row or column (~0 per weight).
+        if (t.qlora.bits == 4 && t.qlora.kernel == QloraKernel::auto_gptq)
+            s.quant_bytes_per_param = 0.5 + (2 + 0.5) / kGptqGroupSize;
     }
 
     // Storage: trainable parameters keep fp32 under torch.amp, the compute dtype otherwise (the master style

@@ -47,9 +47,9 @@ std::vector<std::string> accuracy_notes(const Job& job) {
     }
     if (js.train.method == Method::qlora)
         out.push_back("QLoRA: in validation steps ran 4-28% slower than predicted with bitsandbytes 0.41 (LitGPT) and "
-                      "up to 27% slower at short sequences with auto-gptq (Qwen); peak memory was 11-14% above the "
-                      "prediction with bitsandbytes 0.41, 5-16% below it with torchao (torchtune), and GPU memory up to "
-                      "23% above it with auto-gptq");
+                      "up to 50% slower at short sequences with auto-gptq (Qwen); peak memory was 11-14% above the "
+                      "prediction with bitsandbytes 0.41, 5-16% below it with torchao (torchtune), and GPU memory from "
+                      "7% below to 9% above it with auto-gptq");
     if (job.model.is_moe())
         out.push_back("mixture-of-experts: no measured case in validation/ (routing balance, expert GEMM shapes and "
                       "all-to-all traffic are modelled, not checked)");
