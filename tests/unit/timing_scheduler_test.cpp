@@ -114,6 +114,26 @@ TEST(TimingScheduler, DdpGradientSyncExposesTheLastBucketAndHidesTheRestUnderThe
     EXPECT_DOUBLE_EQ(s.windows.backward_s, 1);
 }
 
+TEST(TimingScheduler, FsdpCollectivesAcrossNodesHoldThePathsNcclSmsForTheirWholeDuration) {
+    // 2 nodes x 8 H100 (NVLink 4) on 200 Gb/s RoCE per GPU (25 GB/s x 0.80 = 20 GB/s), ZeRO-3 over all 16.
+    const Fixture f = fixture({{"parallel.zero", "3"}, {"hardware.nodes", "2"}, {"hardware.inter_node", "roce-200"},
+                               {"hardware.intra_node", "nvlink4"}, {"train.global_batch", "16"}}, 8);
+    ASSERT_EQ(f.groups.dp.nodes, 2);
+    StageWork stage = stage_of(1, 2, 0, 3);   // compute-bound only: the SM share is what the compute loses
+    stage.layer_forward_s = {0.5, 0.5};        // seconds per block: every gather and reduce-scatter hides
+    stage.layer_backward_s = {1.0, 1.0};
+    Schedule s;
+    schedule_data_parallel(s, ScheduleInputs{f.job, f.mem, f.set, f.rates, f.scale, f.groups, stage, 8, 1});
+    // The tiny job's 100 kB collectives are latency-bound (busbw far below the link), yet NCCL's channels are
+    // sized for the path: 8 GPUs x 20 GB/s = 160 GB/s of ring bus (below NVLink's 450 x 0.824 = 370.8), i.e.
+    // 160 / (190/16) = 13.47 SMs of the H100's 132, held for every second the collectives run beside compute.
+    // Every collective hides (blocks of 0.5 s and 1 s), so they run beside compute for all of comm_busy_s.
+    const double sm_share = 160.0 / (190.0 / 16.0) / 132.0;
+    const double slowed = phase(s.ledger, "compute slowed by overlapped collectives (NCCL SMs and HBM traffic)");
+    EXPECT_GT(s.comm_busy_s, 0);
+    EXPECT_NEAR(slowed, s.comm_busy_s * sm_share, 1e-9 * slowed);
+}
+
 TEST(TimingScheduler, ForeachAdamWStreamsTwentyElementAccessesPerParameter) {
     const Fixture f = fixture({}, 1);
     const StageWork stage = stage_of(1, 1, 0, 2);
