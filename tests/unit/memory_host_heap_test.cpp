@@ -62,6 +62,16 @@ TEST(MemoryHostHeap, LogitsOf32MiBAreMmapped) {
     EXPECT_DOUBLE_EQ(m.allocator_overhead_bytes, activations + kTinyNonTableGradBytes);
 }
 
+TEST(MemoryHostHeap, FfnMatrixGradientsOf32MiBAreMmapped) {
+    // FFN width 131,072: gate, up and down are 64 x 131,072 x 4 B = 32 MiB each, mmapped in both blocks (6 x 32 MiB);
+    // the attention matrices, norms and the 256,000-byte tables stay on the heap.
+    Job job = cpu_job(1000, 8);
+    for (LayerSpec& l : job.model.layers) l.ffn_intermediate = 131072;
+    const MemoryResult m = plan_memory(job);
+    const double grads = double(job.model.total_params()) * 4;
+    EXPECT_DOUBLE_EQ(m.allocator_overhead_bytes, activations_and_logits(job) + grads - 6 * 32 * kMiB);
+}
+
 TEST(MemoryHostHeap, GpuKeepsTheCachingAllocatorsFraction) {
     // generic.yaml: allocator_overhead_fraction 0.05 of the allocated peak, whatever the heap would do.
     const MemoryResult m = plan_memory(tiny_job());

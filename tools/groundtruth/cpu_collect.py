@@ -9,7 +9,8 @@ Writes validation/measured/cpu-<host>/ (or --out):
   jobs/*.yaml       one CONTRACT.md job file per case; `hardware.system` names ../system.yaml (the file
                     `ftbound probe --out` writes for this machine) or ../system-1thread.yaml (the same machine
                     restricted to one core, for the 1-thread cases)
-  cases.csv         step_seconds (median of the timed steps), device_used (peak RSS of the process) and
+  cases.csv         step_seconds (median of the timed steps; no row when the process never got its
+                    cores), device_used (peak RSS of the process) and
                     allocated_peak (peak of the bytes malloc had handed out, above the pre-model baseline)
   microbench.csv    the microbenchmark rows
   raw.json          every sample: step times with the 1-minute load average at each step, RSS at each stage,
@@ -415,19 +416,24 @@ def write_outputs(out, raw, host):
             f"{' '.join(f'{x:.1f}' for x in r['load_1min'])}, CPU share {' '.join(f'{x:.2f}' for x in r['cpu_share'])}, "
             f"other processes (cores) {' '.join(f'{x:.2f}' for x in r.get('others_cores', []))}"
             for i, r in enumerate(runs))
-        rows.append(dict(id=f"{cid}-step", job=job_rel, quantity="step_seconds", measured=f"{median:.4f}", unit="s",
-                         source=source,
-                         note=f"median of {len(steps)} timed steps "
-                              f"{f'with CPU share >= {MIN_CPU_SHARE} and other processes below {MAX_OTHERS_CORES} cores' if clean_ else '(none had the machine to itself: all kept)'} "
-                              f"over {len(runs)} run(s); {per_run}; params {r0['params_total']} trainable "
-                              f"{r0['params_trainable']}; {r0['threads']} threads; torch {r0['torch']}"))
+        # A step whose process did not get its cores measures the machine's load, not the step: no step row then
+        # (the memory rows stay: they do not depend on the load).
+        had_cores = any(share >= MIN_CPU_SHARE for r in runs for share in r["cpu_share"])
+        if had_cores:
+            rows.append(dict(id=f"{cid}-step", job=job_rel, quantity="step_seconds", measured=f"{median:.4f}", unit="s",
+                             source=source,
+                             note=f"median of {len(steps)} timed steps "
+                                  f"{f'with CPU share >= {MIN_CPU_SHARE} and other processes below {MAX_OTHERS_CORES} cores' if clean_ else '(none had the machine to itself: all kept)'} "
+                                  f"over {len(runs)} run(s); {per_run}; params {r0['params_total']} trainable "
+                                  f"{r0['params_trainable']}; {r0['threads']} threads; torch {r0['torch']}"))
+        shared = "" if had_cores else f" (no step row: no timed step had CPU share >= {MIN_CPU_SHARE}; {per_run})"
         rss = statistics.median(r["peak_rss_bytes"] for r in runs)
         rss_runs = " ".join(f"{r['peak_rss_bytes'] / 2**30:.3f}" for r in runs)
         rows.append(dict(id=f"{cid}-rss", job=job_rel, quantity="device_used", measured=f"{rss / 2**30:.4f}",
                          unit="GiB", source=source,
                          note=f"peak RSS of the process (VmHWM) over warm-up and timed steps, median of {len(runs)} run(s) "
                               f"({rss_runs}); after "
-                              f"importing torch {r0['rss_before_model_bytes'] / 2**30:.3f} GiB"))
+                              f"importing torch {r0['rss_before_model_bytes'] / 2**30:.3f} GiB{shared}"))
         in_use = statistics.median(r["malloc_peak"]["in_use"] - r["malloc_before_model"]["in_use"] for r in runs)
         rows.append(dict(id=f"{cid}-alloc", job=job_rel, quantity="allocated_peak", measured=f"{in_use / 2**30:.4f}",
                          unit="GiB", source=source,
