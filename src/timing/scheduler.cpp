@@ -40,6 +40,10 @@ double path_bus_GBps(const CommGroup& g) {
 // CTA holds its SM for the whole kernel, the latency-bound part too (a multi-node ring waits 14 us per network
 // step, tuning.cc hwLatencies), so the SMs are the path's bus bandwidth / 11.9 GB/s (not rounded to whole
 // channels), held for the collective's full duration; the HBM traffic follows the bytes actually moved.
+// The compute-bound kernels lose the larger of the two shares: beside an all-gather on A100-80GB NVLink, a GEMM
+// took 2.08 ms against 1.18 ms alone and an attention kernel 0.33 against 0.18 ms (NVIDIA/nccl issue #1428; the
+// maintainer: "they're competing for memory bandwidth"), a loss of 43-45%, which the HBM share gives (3 x ~230 GB/s
+// of busbw over 2039 x 0.833 GB/s = 41%) and the SM share (~19 of 108 SMs, 18%) does not.
 double overlap_slowdown_seconds(const ScheduleInputs& in, const CommGroup& g, const CollectiveCost& cost,
                                 double overlapped_s) {
     if (!(overlapped_s > 0) || !(cost.busbw_GBps > 0) || in.rates.sm_count <= 1) return 0;
@@ -50,7 +54,7 @@ double overlap_slowdown_seconds(const ScheduleInputs& in, const CommGroup& g, co
     const double compute_bound_s = s.forward.matmul_s + s.forward.attention_s + s.backward.matmul_s +
                                    s.backward.attention_s + s.recompute.matmul_s + s.recompute.attention_s;
     const double compute_share = s.gpu_s > 0 ? compute_bound_s / s.gpu_s : 1;
-    return overlapped_s * (compute_share * sm_share + (1 - compute_share) * hbm_share);
+    return overlapped_s * (compute_share * std::max(sm_share, hbm_share) + (1 - compute_share) * hbm_share);
 }
 
 void add_overlap_slowdown(Schedule& s, const ScheduleInputs& in, const CommGroup& g, const CollectiveCost& cost,
