@@ -16,6 +16,15 @@ struct PeakTflops {
 
 enum class DeviceKind { gpu, cpu };
 
+// The best matmul rate measured on a device over a sweep of shapes, and the dense peak the measurement was taken
+// against (validation/microbench.csv rows; data/devices/gpus/*.yaml `matmul_ceiling`). The timing model runs
+// every GEMM at catalog peak x measured / peak x shape efficiency. measured_tflops 0 = no measurement.
+struct MatmulCeiling {
+    double measured_tflops = 0;
+    double peak_tflops = 0;
+    std::string row;                  // the microbench row (and, for a borrowed row, whose it is)
+};
+
 // A compute device: a GPU, or a CPU socket used as the compute device of a CPU server.
 struct DeviceSpec {
     std::string name;                 // catalog name, e.g. "h100-sxm"
@@ -29,6 +38,8 @@ struct DeviceSpec {
     double idle_w = 0;
     std::string host_link;            // link name of the host interface (pcie4, pcie5, nvlink-c2c)
     double cuda_context_bytes = 0;    // driver + runtime context footprint (GPU)
+    MatmulCeiling matmul_ceiling_bf16;  // 16-bit tensor-core GEMMs (fp16, tf32 and fp32 use it when they have none)
+    MatmulCeiling matmul_ceiling_fp8;   // fp8 GEMMs (none: the bf16 one)
     // CPU-only fields
     int cores = 0;
     double base_ghz = 0;

@@ -5,17 +5,20 @@
 
 namespace ftb {
 
-void add_device_memory(const Job& job, MemoryResult& res) {
+void add_device_memory(const Job& job, MemoryResult& res, double host_heap_retained_bytes) {
     const FrameworkProfile& fw = job.framework;
     const ParallelSpec& par = job.spec.parallel;
-    // Caching allocator: segments cached above the live peak (fragmentation, 2 MiB rounding of large blocks).
-    res.allocator_overhead_bytes = res.allocated_peak_bytes * fw.allocator_overhead_fraction;
+    const DeviceSpec& dev = job.system.device;
+    // GPU caching allocator: segments cached above the live peak (fragmentation, 2 MiB rounding of large
+    // blocks). CPU: glibc's heap keeps what the step's transient tensors freed.
+    res.allocator_overhead_bytes = dev.kind == DeviceKind::gpu ? res.allocated_peak_bytes * fw.allocator_overhead_fraction
+                                                               : host_heap_retained_bytes;
     res.reserved_peak_bytes =
         std::ceil((res.allocated_peak_bytes + res.allocator_overhead_bytes) / (2.0 * 1048576)) * 2.0 * 1048576;
-    // Communicators: one per parallel dimension in use (data, tensor, pipeline, context, expert).
+    // NCCL communicators: one per parallel dimension in use (data, tensor, pipeline, context, expert). CPU
+    // processes talk through gloo, which sends from the tensors themselves and keeps no NCCL buffers.
     const int communicators = (par.dp > 1) + (par.tp > 1) + (par.pp > 1) + (par.cp > 1) + (par.ep > 1);
-    res.comm_buffer_bytes = communicators * fw.nccl_buffer_bytes;
-    const DeviceSpec& dev = job.system.device;
+    res.comm_buffer_bytes = dev.kind == DeviceKind::gpu ? communicators * fw.nccl_buffer_bytes : 0;
     // A GPU's CUDA context; on a CPU the process's resident libraries and interpreter after `import torch`
     // (measured by `ftbound probe --torch` into the system file's runtime_rss; 0 where not measured).
     res.cuda_context_bytes = dev.kind == DeviceKind::gpu ? dev.cuda_context_bytes : dev.runtime_rss_bytes;

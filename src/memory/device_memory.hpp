@@ -7,8 +7,9 @@
 namespace ftb {
 
 // Fills reserved_peak_bytes, cuda_context_bytes, comm_buffer_bytes, device_used_bytes and overhead from
-// allocated_peak_bytes and the breakdown.
-void add_device_memory(const Job& job, MemoryResult& res);
+// allocated_peak_bytes and the breakdown. On a CPU, what malloc holds above the live tensors is
+// `host_heap_retained_bytes` (memory/host_heap.hpp) in place of the GPU caching allocator's overhead.
+void add_device_memory(const Job& job, MemoryResult& res, double host_heap_retained_bytes);
 
 // Half-widths (below, above) of the uncertainty band around `total` bytes made of `parts`.
 struct Band {

@@ -4,6 +4,7 @@
 // Framework behaviour enters only through the FrameworkProfile (data/frameworks/*.yaml).
 #include "ftbound/memory.hpp"
 #include "memory/device_memory.hpp"
+#include "memory/host_heap.hpp"
 #include "memory/step_walk.hpp"
 
 namespace ftb {
@@ -64,7 +65,7 @@ MemoryResult plan_memory(const Job& job, MemoryWalk* walk) {
     res.tokens_per_micro_batch = double(set.tokens_per_micro_batch);
 
     PhasePeak best;
-    double host_per_gpu = 0;
+    double host_per_gpu = 0, heap_retained = 0;
     for (const int64_t stage : candidate_stages(job.spec.parallel.pp)) {
         const StageSplit split = stage_split(layers, job.spec.parallel.pp, stage);
         const StageMemory s = stage_memory(job, set, split, stage);
@@ -73,6 +74,7 @@ MemoryResult plan_memory(const Job& job, MemoryWalk* walk) {
         if (peak.total > best.total) {
             best = peak;
             res.peak_stage = int(stage);
+            heap_retained = glibc_heap_retained_bytes(job, set, s);
             if (walk) *walk = {int(stage), std::move(points)};
         }
         host_per_gpu = std::max(host_per_gpu, s.optimizer.host + s.weights.host + s.activations.host);
@@ -87,7 +89,7 @@ MemoryResult plan_memory(const Job& job, MemoryWalk* walk) {
     res.breakdown = best.parts;
     res.peak_phase = best.phase;
     res.allocated_peak_bytes = best.total;
-    add_device_memory(job, res);
+    add_device_memory(job, res, heap_retained);
     decide_fit(res);
 
     res.host_bytes = host_per_gpu * double(std::min<int64_t>(job.system.devices_per_node, job.system.total_devices()));

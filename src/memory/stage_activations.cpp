@@ -63,7 +63,7 @@ StageActivations stage_activations(const Job& job, const TrainingSetup& set, con
     // Full recompute of the first recompute_layers blocks of the stage (Megatron recompute_method block), all by default.
     const int64_t recomputed = tr.recompute_layers > 0 ? tr.recompute_layers : sp.blocks();
     StageActivations out;
-    double total = 0, block_max = 0, block_work = 0, block_input = 0, checkpoints = 0;
+    double total = 0, block_max = 0, block_work = 0, block_input = 0, checkpoints = 0, scores = 0;
     out.per_block.reserve(size_t(sp.blocks()));
     for (int64_t li = sp.first; li < sp.last; ++li) {
         const LayerSpec& l = m.layers[size_t(li)];
@@ -77,6 +77,7 @@ StageActivations stage_activations(const Job& job, const TrainingSetup& set, con
         const double input = needs_grad ? a.layer_input_per_token / sp_div * tokens : 0;
         double saved = working;
         if (tr.recompute == Recompute::selective) saved -= a.scores_per_token / tp * tokens;
+        else if (tr.recompute == Recompute::none) scores += a.scores_per_token / tp * tokens;
         if (tr.recompute == Recompute::full && li - sp.first < recomputed) {
             saved = input;
             checkpoints += input;
@@ -93,10 +94,11 @@ StageActivations stage_activations(const Job& job, const TrainingSetup& set, con
     }
     total += edge_activations(job, set, sp, tokens, sp_div);
     out.in_flight = in_flight_micro_batches(par, set.grad_accumulation, stage);
+    const OffloadTarget offload = job.spec.offload.activations;
     out.resident = total * out.in_flight;
+    out.scores_resident = offload == OffloadTarget::none ? scores * out.in_flight : 0;
     // Recompute (full or per-op) rebuilds one block at a time in backward.
     if (tr.recompute == Recompute::full || tr.recompute == Recompute::op) out.recompute_work = block_work;
-    const OffloadTarget offload = job.spec.offload.activations;
     if (offload == OffloadTarget::cpu) {
         // Every saved tensor goes to host memory; two blocks stay on the GPU (double buffering).
         out.offloaded = true;

@@ -14,6 +14,7 @@ namespace ftb {
 struct StageActivations {
     std::vector<double> per_block;     // saved bytes of each block of this stage, one micro-batch, bottom first
     double resident = 0;               // all saved bytes on the GPU at the end of forward (all in-flight micro-batches)
+    double scores_resident = 0;        // the part of `resident` that is eager attention's score-sized tensors
     double recompute_work = 0;         // full recompute: one block's rebuilt activations during its backward
     double host = 0;                   // offloaded to host memory
     double in_flight = 1;              // micro-batches whose activations this stage holds (pipeline schedule)

@@ -55,6 +55,22 @@ PeakTflops read_tflops(const Fields& f, PeakTflops t) {
     return t;
 }
 
+// One dtype's measured matmul ceiling (MatmulCeiling): both rates or neither, measured at most the peak.
+MatmulCeiling read_matmul_ceiling(const Fields& f, const std::string& dtype, MatmulCeiling c) {
+    f.reject_unknown(job_keys("hardware.gpu.matmul_ceiling." + dtype));
+    c.measured_tflops = f.get_number("measured_tflops", 0, 1e6).value_or(c.measured_tflops);
+    c.peak_tflops = f.get_number("peak_tflops", 0, 1e6).value_or(c.peak_tflops);
+    c.row = f.get_string("row").value_or(c.row);
+    if (!(c.peak_tflops > 0) || c.measured_tflops > c.peak_tflops)
+        f.fail("peak_tflops", "must be > 0 and at least measured_tflops");
+    return c;
+}
+
+void read_matmul_ceilings(const Fields& f, DeviceSpec& d) {
+    f.reject_unknown(job_keys("hardware.gpu.matmul_ceiling"));
+    if (f.has("bf16")) d.matmul_ceiling_bf16 = read_matmul_ceiling(f.child("bf16"), "bf16", d.matmul_ceiling_bf16);
+    if (f.has("fp8")) d.matmul_ceiling_fp8 = read_matmul_ceiling(f.child("fp8"), "fp8", d.matmul_ceiling_fp8);
+}
 
 ComponentKind parse_component_kind(const Fields& f) {
     auto k = f.get_choice("kind", {"gpu", "cpu_socket", "pcie_switch", "nic", "nvswitch", "nvme"});
@@ -200,6 +216,7 @@ DeviceSpec Catalog::read_device(const Fields& f, DeviceKind kind, const DeviceSp
     }
     d.memory_bandwidth_GBps = f.get_number("memory_bandwidth_GBps", 0, 1e6).value_or(d.memory_bandwidth_GBps);
     if (f.has("tflops")) d.peak_tflops = read_tflops(f.child("tflops"), d.peak_tflops);
+    if (f.has("matmul_ceiling")) read_matmul_ceilings(f.child("matmul_ceiling"), d);
     d.sm_count = static_cast<int>(f.get_int("sm_count", 0, 100000).value_or(d.sm_count));
     d.tdp_w = f.get_number("tdp_w", 0, 1e5).value_or(d.tdp_w);
     d.idle_w = f.get_number("idle_w", 0, 1e5).value_or(d.idle_w);

@@ -20,11 +20,14 @@ const std::vector<JobKeySection>& job_key_sections() {
         // A device mapping: the fields a catalog device file holds (data/README.md). The descriptive ones
         // (architecture, form_factor, memory_type, released, notes, sources, ...) are accepted and not used.
         {"hardware.gpu",
-         {"base", "name", "aliases", "kind", "vendor", "memory", "memory_bandwidth_GBps", "tflops", "sm_count", "tdp_w", "idle_w",
+         {"base", "name", "aliases", "kind", "vendor", "memory", "memory_bandwidth_GBps", "tflops", "matmul_ceiling", "sm_count", "tdp_w", "idle_w",
           "host_link", "cuda_context_bytes", "cores", "base_ghz", "all_core_turbo_ghz", "memory_channels", "pcie_lanes",
           "pcie_gen", "op_overhead_us", "first_touch_GBps", "runtime_rss", "blas_switch_us", "architecture", "memory_type", "form_factor", "nvlink_GBps", "boost_ghz", "l2_cache_bytes",
           "released", "sources", "notes"}},
         {"hardware.gpu.tflops", {"fp32", "tf32", "fp16", "bf16", "fp8"}},
+        {"hardware.gpu.matmul_ceiling", {"bf16", "fp8"}},
+        {"hardware.gpu.matmul_ceiling.bf16", {"measured_tflops", "peak_tflops", "row"}},
+        {"hardware.gpu.matmul_ceiling.fp8", {"measured_tflops", "peak_tflops", "row"}},
         {"hardware.host", {"cpu", "sockets", "memory"}},
         {"hardware.intra_node",
          {"name", "aliases", "bandwidth_GBps", "latency_us", "achievable_fraction", "lanes", "generation", "count", "sources",

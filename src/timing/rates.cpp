@@ -12,75 +12,33 @@ namespace ftb {
 namespace {
 
 // ---- Measured GEMM ceilings -------------------------------------------------------------------
-// validation/microbench.csv rows GT0418-GT0430: the best TFLOP/s over a sweep of shapes (stas00/
-// ml-engineering mamf-finder), with the theoretical dense peak the row states. The ceiling of a device
-// is measured / peak of its row; the model multiplies it by the device's catalog peak.
-struct MeasuredCeiling {
-    std::string_view name_prefix;  // catalog names this row covers
-    GpuArch arch;
-    Dtype dtype;
-    double measured_tflops;
-    double row_peak_tflops;
+// Each catalog GPU carries its ceiling in data/devices/gpus/*.yaml (`matmul_ceiling`, DeviceSpec::
+// matmul_ceiling_bf16/_fp8): the best TFLOP/s of a sweep of shapes (validation/microbench.csv GT0418-GT0430,
+// stas00/ml-engineering mamf-finder) against the dense peak the row states; a part no sweep has measured names
+// the row it borrows there. The model multiplies measured / peak by the device's catalog peak.
+// Which one a dtype uses: fp8 its own, else the bf16 one (fp16 runs on the same tensor-core path as bf16; for
+// tf32 and fp32 no row exists, so the bf16 fraction is assumed); a device without any (given inline, no `base`)
+// the lowest bf16 row of its vendor, as the catalog files of unmeasured parts take it:
+struct DefaultCeiling {
+    double measured_tflops, peak_tflops;
     const char* row;
 };
+constexpr DefaultCeiling kNvidiaDefault{1822.0, 2500, "GT0424 (GB200: the lowest NVIDIA row; no ceiling given)"};
+constexpr DefaultCeiling kOtherDefault{668.4, 1300, "GT0425 (MI300X: the lowest row of all; no ceiling given)"};
 
-constexpr MeasuredCeiling kMeasured[] = {
-    {"a100-sxm", GpuArch::ampere, Dtype::bf16, 271.2, 312, "GT0418"},
-    {"a100-pcie", GpuArch::ampere, Dtype::bf16, 252.9, 312, "GT0419"},
-    {"h100-sxm", GpuArch::hopper, Dtype::bf16, 794.5, 989, "GT0420"},
-    {"h200-sxm", GpuArch::hopper, Dtype::bf16, 794.5, 989, "GT0420 (row: H200 same as H100 SXM)"},
-    {"gh200", GpuArch::hopper, Dtype::bf16, 828.6, 989, "GT0421"},
-    {"b200", GpuArch::blackwell, Dtype::bf16, 1745.0, 2250, "GT0422"},
-    {"b300", GpuArch::blackwell, Dtype::bf16, 1769.0, 2250, "GT0423"},
-    {"gb200", GpuArch::blackwell, Dtype::bf16, 1822.0, 2500, "GT0424"},
-    {"mi300x", GpuArch::cdna3, Dtype::bf16, 668.4, 1300, "GT0425"},
-    {"mi325x", GpuArch::cdna3, Dtype::bf16, 784.9, 1300, "GT0426"},
-    {"mi355x", GpuArch::cdna4, Dtype::bf16, 1565.0, 2300, "GT0427"},
-    {"h100-sxm", GpuArch::hopper, Dtype::fp8, 1402.6, 1979, "GT0428"},
-    {"h200-sxm", GpuArch::hopper, Dtype::fp8, 1453.4, 1979, "GT0429"},
-    {"b200", GpuArch::blackwell, Dtype::fp8, 3432.5, 4500, "GT0430"},
-};
-
-double fraction(const MeasuredCeiling& m) { return m.measured_tflops / m.row_peak_tflops; }
-
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-// The ceiling for (device, dtype), and where it came from. Fallbacks, in order:
-//  1. the device's own row for the dtype;
-//  2. fp8 without its own row: the lowest fp8 row of the same architecture;
-//  3. fp16 / tf32 / fp32 / fp8-without-fp8-row: the device's bf16 ceiling (fp16 runs on the same
-//     tensor-core path as bf16; for tf32 and fp32 no row exists, so the bf16 fraction is assumed);
-//  4. a device without a row (PCIe/NVL variants, consumer parts): the lowest bf16 row of its
-//     architecture — conservative, since the A100 PCIe (300 W) reaches 0.811 where the SXM reaches 0.869;
-//  5. an architecture without any row (Volta, Ada, Gaudi, inline parts): the lowest row of the vendor
-//     (NVIDIA: GB200 0.729, GT0424), else the lowest row of all (MI300X 0.514, GT0425).
 struct Resolved {
     double fraction;
-    const char* source;
+    std::string source;
 };
 
 Resolved resolve_ceiling(const DeviceSpec& dev, GpuArch arch, Dtype dtype) {
-    for (const auto& m : kMeasured)
-        if (m.dtype == dtype && starts_with(dev.name, m.name_prefix)) return {fraction(m), m.row};
-    if (dtype == Dtype::fp8) {
-        const MeasuredCeiling* lowest = nullptr;
-        for (const auto& m : kMeasured)
-            if (m.dtype == Dtype::fp8 && m.arch == arch && (!lowest || fraction(m) < fraction(*lowest))) lowest = &m;
-        if (lowest) return {fraction(*lowest), lowest->row};
-    }
-    for (const auto& m : kMeasured)
-        if (m.dtype == Dtype::bf16 && starts_with(dev.name, m.name_prefix)) return {fraction(m), m.row};
-    const MeasuredCeiling* lowest = nullptr;
-    for (const auto& m : kMeasured)
-        if (m.dtype == Dtype::bf16 && m.arch == arch && (!lowest || fraction(m) < fraction(*lowest))) lowest = &m;
-    if (lowest) return {fraction(*lowest), lowest->row};
+    const MatmulCeiling& fp8 = dev.matmul_ceiling_fp8;
+    const MatmulCeiling& bf16 = dev.matmul_ceiling_bf16;
+    if (dtype == Dtype::fp8 && fp8.measured_tflops > 0) return {fp8.measured_tflops / fp8.peak_tflops, fp8.row};
+    if (bf16.measured_tflops > 0) return {bf16.measured_tflops / bf16.peak_tflops, bf16.row};
     const bool nvidia = dev.vendor == "nvidia" || arch == GpuArch::volta || arch == GpuArch::ada;
-    for (const auto& m : kMeasured) {
-        const bool nvidia_row = m.arch == GpuArch::ampere || m.arch == GpuArch::hopper || m.arch == GpuArch::blackwell;
-        if (m.dtype == Dtype::bf16 && (!nvidia || nvidia_row) && (!lowest || fraction(m) < fraction(*lowest)))
-            lowest = &m;
-    }
-    return {fraction(*lowest), lowest->row};
+    const DefaultCeiling& d = nvidia ? kNvidiaDefault : kOtherDefault;
+    return {d.measured_tflops / d.peak_tflops, d.row};
 }
 
 double peak_tflops(const PeakTflops& p, Dtype d) {

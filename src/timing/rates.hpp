@@ -6,6 +6,7 @@
 // The DeviceSpec overloads are conveniences that rebuild DeviceRates on every call.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "ftbound/system_spec.hpp"
 #include "system/device_arch.hpp"
@@ -26,7 +27,7 @@ struct DeviceRates {
     double peak_flops[kDtypeCount] = {};   // dense peak actually used for each dtype, FLOP/s (after fallback)
     Dtype runs_as[kDtypeCount] = {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8};
     double ceiling[kDtypeCount] = {};      // best achievable fraction of that peak (large, well-shaped GEMM)
-    const char* ceiling_source[kDtypeCount] = {};  // microbench row or documented default it came from
+    std::string ceiling_source[kDtypeCount];  // microbench row or documented default it came from
     double memory_Bps = 0;                 // achievable memory bandwidth for streaming kernels, bytes/s
 };
 

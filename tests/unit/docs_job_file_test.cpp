@@ -100,8 +100,8 @@ void collect_objects(const Json& raw, const std::string& path, std::map<std::str
 
 // Places in the file that share a mapping form with a reader section.
 std::string reader_section(const std::string& path) {
-    if (path == "hardware.host.cpu") return "hardware.gpu";
-    if (path == "hardware.host.cpu.tflops") return "hardware.gpu.tflops";
+    const std::string cpu = "hardware.host.cpu";   // a CPU socket is read as a device, like hardware.gpu
+    if (path.rfind(cpu, 0) == 0) return "hardware.gpu" + path.substr(cpu.size());
     if (path == "hardware.inter_node") return "hardware.intra_node";
     return path;
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ftbound/error.hpp"
+#include "spec/catalog.hpp"
 #include "timing/rates.hpp"
 
 namespace ftb {
@@ -22,6 +23,15 @@ DeviceSpec gpu(const char* name, int sms, double bf16_tflops, double hbm_GBps, d
     return d;
 }
 
+// The H100 SXM as its catalog file measures it: bf16 794.5 of 989 TFLOP/s (GT0420).
+DeviceSpec h100_sxm() {
+    DeviceSpec d = gpu("h100-sxm", 132, 989.4, 3350);
+    d.matmul_ceiling_bf16 = {794.5, 989, "GT0420"};
+    return d;
+}
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
 TEST(Rates, HandDerivedLargeSquareGemmOnH100) {
     // h100-sxm: 132 SMs, 989.4 TFLOP/s bf16, ceiling 794.5/989 = 0.8033367 (GT0420).
     // 8192^3 bf16, k-block 64 -> 128 k-blocks + 1 epilogue = 129 units per tile; stream-K (Hopper):
@@ -29,7 +39,7 @@ TEST(Rates, HandDerivedLargeSquareGemmOnH100) {
     //   128x128: 4096 tiles, ceil(4096 x 129 / 132) = 4003 units -> eff = 8192^3 / (4003 x 132 x 128x128x64) = 0.992226 (best)
     // rate = 989.4e12 x 0.8033367 x 0.992226 = 788.642 TFLOP/s; t = 2 x 8192^3 / rate = 1.394183 ms.
     // Memory: 3 x 8192^2 x 2 B = 402.7 MB at 3350 x 750/900 GB/s = 0.1442 ms -> compute-bound.
-    const DeviceRates r = device_rates(gpu("h100-sxm", 132, 989.4, 3350));
+    const DeviceRates r = device_rates(h100_sxm());
     const GemmEstimate e = gemm_estimate(8192, 8192, 8192, Dtype::bf16, r);
     EXPECT_NEAR(e.shape_efficiency, 0.9922255278238291, 1e-12);
     EXPECT_EQ(e.tile_m, 128);
@@ -37,7 +47,7 @@ TEST(Rates, HandDerivedLargeSquareGemmOnH100) {
     EXPECT_NEAR(e.seconds, 0.0013941834219083366, 1e-12);
     EXPECT_NEAR(e.memory_seconds, 0.00014423397635820898, 1e-12);
     EXPECT_FALSE(e.memory_bound);
-    EXPECT_STREQ(r.ceiling_source[static_cast<int>(Dtype::bf16)], "GT0420");
+    EXPECT_EQ(r.ceiling_source[static_cast<int>(Dtype::bf16)], "GT0420");
 }
 
 TEST(Rates, HandDerivedSkinnyLoraGemmIsMemoryBound) {
@@ -45,7 +55,7 @@ TEST(Rates, HandDerivedSkinnyLoraGemmIsMemoryBound) {
     // 256x128 tiles: 64 x 1 = 64 tiles x 65 units / 132 SMs -> 32 units; eff = 16384x16x4096 /
     // (32 x 132 x 256x128x64) = 0.121212; compute = 2 x 16384 x 16 x 4096 / (989.4e12 x 0.8033367 x 0.121212) = 22.29 us.
     // Memory: (16384x4096 + 4096x16 + 16384x16) x 2 B = 134.9 MB / 2791.7 GB/s = 48.31 us -> memory-bound.
-    const DeviceRates r = device_rates(gpu("h100-sxm", 132, 989.4, 3350));
+    const DeviceRates r = device_rates(h100_sxm());
     const GemmEstimate e = gemm_estimate(16384, 16, 4096, Dtype::bf16, r);
     EXPECT_NEAR(e.shape_efficiency, 0.12121212121212122, 1e-12);
     EXPECT_NEAR(e.compute_seconds, 2.22902170877176e-05, 1e-15);
@@ -74,11 +84,17 @@ TEST(Rates, DtypeFallbacks) {
     EXPECT_EQ(r.runs_as[static_cast<int>(Dtype::fp8)], Dtype::fp16);
     EXPECT_EQ(r.runs_as[static_cast<int>(Dtype::tf32)], Dtype::fp32);
     EXPECT_DOUBLE_EQ(r.peak_flops[static_cast<int>(Dtype::fp8)], 125e12);
-    // No Volta row: the lowest NVIDIA bf16 row (GB200, GT0424).
-    EXPECT_STREQ(r.ceiling_source[static_cast<int>(Dtype::fp16)], "GT0424");
-    // H100 PCIe has no row: lowest Hopper row (H100 SXM, GT0420); gh200 fp8 takes the lowest Hopper fp8 row.
-    EXPECT_STREQ(device_rates(gpu("h100-pcie", 114, 756, 2000)).ceiling_source[3], "GT0420");
-    EXPECT_STREQ(device_rates(gpu("gh200", 132, 989, 4000, 1979)).ceiling_source[4], "GT0428");
+    // No ceiling given (an inline device): the lowest NVIDIA bf16 row (GB200 1822 of 2500, GT0424); another
+    // vendor's: the lowest row of all (MI300X 668.4 of 1300, GT0425).
+    EXPECT_TRUE(starts_with(r.ceiling_source[static_cast<int>(Dtype::fp16)], "GT0424"));
+    EXPECT_DOUBLE_EQ(r.ceiling[static_cast<int>(Dtype::fp16)], 1822.0 / 2500);
+    DeviceSpec other = gpu("mystery-accelerator", 64, 500, 2000);
+    other.vendor = "intel";
+    EXPECT_DOUBLE_EQ(device_rates(other).ceiling[static_cast<int>(Dtype::bf16)], 668.4 / 1300);
+    // fp8 without an fp8 ceiling runs at the bf16 one.
+    DeviceSpec bf16_only = h100_sxm();
+    bf16_only.peak_tflops.fp8 = 1978.9;
+    EXPECT_DOUBLE_EQ(device_rates(bf16_only).ceiling[static_cast<int>(Dtype::fp8)], 794.5 / 989);
     // Nothing at all: a user error, not a crash.
     DeviceSpec none = gpu("mystery", 10, 0, 100);
     none.peak_tflops = {};
@@ -110,6 +126,32 @@ TEST(Rates, ProbedCpuRatesAreTakenAsMeasured) {
     cpu.tflops_measured = cpu.bandwidth_measured = true;
     EXPECT_NEAR(gemm_seconds(512, 1536, 512, Dtype::fp32, cpu), 2.0 * 512 * 1536 * 512 / 65e9, 1e-12);
     EXPECT_NEAR(memory_bound_seconds(1e9, cpu), 1e9 / 16e9, 1e-15);
+}
+
+// The catalog files carry the ceilings (data/devices/gpus/*.yaml `matmul_ceiling`): a part with its own sweep its row,
+// a part without one the row it borrows (H100 PCIe: the lowest Hopper row, H100 SXM's; GH200 fp8: the lowest Hopper
+// fp8 row; Ada: the lowest NVIDIA row; Gaudi 3: the lowest of all). Every catalog GPU names one.
+TEST(Rates, CatalogDevicesCarryTheirMeasuredCeilings) {
+    const Catalog& cat = Catalog::instance();
+    auto ceiling = [&](const char* name, Dtype d) {
+        const DeviceRates r = device_rates(cat.gpu(name, {"test", "gpu"}));
+        return std::pair<double, std::string>{r.ceiling[static_cast<int>(d)], r.ceiling_source[static_cast<int>(d)]};
+    };
+    EXPECT_DOUBLE_EQ(ceiling("a100-sxm-80gb", Dtype::bf16).first, 271.2 / 312);
+    EXPECT_DOUBLE_EQ(ceiling("a100-pcie-40gb", Dtype::bf16).first, 252.9 / 312);
+    EXPECT_DOUBLE_EQ(ceiling("h100-pcie", Dtype::bf16).first, 794.5 / 989);
+    EXPECT_TRUE(starts_with(ceiling("h100-pcie", Dtype::bf16).second, "GT0420"));
+    EXPECT_DOUBLE_EQ(ceiling("gh200", Dtype::fp8).first, 1402.6 / 1979);
+    EXPECT_DOUBLE_EQ(ceiling("h200-sxm", Dtype::fp8).first, 1453.4 / 1979);
+    EXPECT_DOUBLE_EQ(ceiling("gb200", Dtype::fp8).first, 3432.5 / 4500);
+    EXPECT_DOUBLE_EQ(ceiling("l40s", Dtype::fp8).first, 1822.0 / 2500);
+    EXPECT_DOUBLE_EQ(ceiling("mi325x", Dtype::bf16).first, 784.9 / 1300);
+    EXPECT_DOUBLE_EQ(ceiling("gaudi3", Dtype::bf16).first, 668.4 / 1300);
+    for (const auto& name : cat.names("gpus")) {
+        const DeviceSpec d = cat.gpu(name, {"test", "gpu"});
+        EXPECT_GT(d.matmul_ceiling_bf16.measured_tflops, 0) << name;
+        EXPECT_TRUE(starts_with(d.matmul_ceiling_bf16.row, "GT04")) << name;
+    }
 }
 
 TEST(Rates, MemoryBoundKernel) {
@@ -160,6 +202,9 @@ TEST(Rates, MicrobenchMatmulRows) {
                 "|---|---|---|---|---|---|---|---|\n");
     for (const MatmulRow& row : kMatmulRows) {
         DeviceSpec d = gpu(row.device, row.sms, row.peak_tflops, row.hbm_GBps, 0);
+        // The device's ceiling is this row's best over its sweep (as its catalog file states it).
+        (row.dtype == Dtype::fp8 ? d.matmul_ceiling_fp8 : d.matmul_ceiling_bf16) = {
+            row.measured_tflops, row.dtype == Dtype::fp8 ? 2 * row.peak_tflops : row.peak_tflops, row.id};
         if (row.dtype == Dtype::fp8) d.peak_tflops.fp8 = 2 * row.peak_tflops;
         if (std::string(row.device).rfind("mi", 0) == 0) d.vendor = "amd";
         const DeviceRates r = device_rates(d);

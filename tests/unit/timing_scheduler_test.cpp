@@ -114,6 +114,49 @@ TEST(TimingScheduler, DdpGradientSyncExposesTheLastBucketAndHidesTheRestUnderThe
     EXPECT_DOUBLE_EQ(s.windows.backward_s, 1);
 }
 
+TEST(TimingScheduler, FsdpCollectivesAcrossNodesHoldThePathsNcclSmsForTheirWholeDuration) {
+    // 2 nodes x 8 H100 (NVLink 4) on 200 Gb/s RoCE per GPU (25 GB/s x 0.80 = 20 GB/s), ZeRO-3 over all 16.
+    const Fixture f = fixture({{"parallel.zero", "3"}, {"hardware.nodes", "2"}, {"hardware.inter_node", "roce-200"},
+                               {"hardware.intra_node", "nvlink4"}, {"train.global_batch", "16"}}, 8);
+    ASSERT_EQ(f.groups.dp.nodes, 2);
+    StageWork stage = stage_of(1, 2, 0, 3);   // compute-bound only: the SM share is what the compute loses
+    stage.layer_forward_s = {0.5, 0.5};        // seconds per block: every gather and reduce-scatter hides
+    stage.layer_backward_s = {1.0, 1.0};
+    Schedule s;
+    schedule_data_parallel(s, ScheduleInputs{f.job, f.mem, f.set, f.rates, f.scale, f.groups, stage, 8, 1});
+    // The tiny job's 100 kB collectives are latency-bound (busbw far below the link), yet NCCL's channels are
+    // sized for the path: 8 GPUs x 20 GB/s = 160 GB/s of ring bus (below NVLink's 450 x 0.824 = 370.8), i.e.
+    // 160 / (190/16) = 13.47 SMs of the H100's 132, held for every second the collectives run beside compute.
+    // Every collective hides (blocks of 0.5 s and 1 s), so they run beside compute for all of comm_busy_s.
+    const double sm_share = 160.0 / (190.0 / 16.0) / 132.0;
+    const double slowed = phase(s.ledger, "compute slowed by overlapped collectives (NCCL SMs and HBM traffic)");
+    EXPECT_GT(s.comm_busy_s, 0);
+    EXPECT_NEAR(slowed, s.comm_busy_s * sm_share, 1e-9 * slowed);
+}
+
+TEST(TimingScheduler, ComputeBesideABandwidthBoundCollectiveLosesTheHbmShareWhenItExceedsTheSmShare) {
+    // One node of 8 H100 (NVLink 4: ring bus 450 x 0.824 = 370.8 GB/s), ZeRO-3, blocks of ~0.9 G parameters: the
+    // gathers move ~1.9 GB each, bandwidth-bound. SM share: 370.8 / (190/16) = 31.2 of 132 SMs = 23.7%; HBM share:
+    // 3 x busbw (~370 GB/s) over 3350 x 750/900 GB/s = ~40%. Compute-bound work loses the larger, the HBM share.
+    const Fixture f = fixture({{"parallel.zero", "3"}, {"hardware.intra_node", "nvlink4"},
+                               {"model.hidden_size", "8192"}, {"model.intermediate_size", "28672"},
+                               {"model.num_attention_heads", "64"}, {"model.num_key_value_heads", "8"},
+                               {"train.global_batch", "8"}}, 8);
+    StageWork stage = stage_of(1, 2, 0, 3);   // compute-bound only
+    stage.layer_forward_s = {0.5, 0.5};        // every collective hides
+    stage.layer_backward_s = {1.0, 1.0};
+    Schedule s;
+    schedule_data_parallel(s, ScheduleInputs{f.job, f.mem, f.set, f.rates, f.scale, f.groups, stage, 8, 1});
+    const double layer_bytes = f.mem.params_per_gpu * 8 / 2 * f.set.bytes.weight_compute;
+    const CollectiveCost gather = collective_cost(Collective::all_gather, layer_bytes, f.groups.dp);
+    ASSERT_GT(gather.busbw_GBps, 350);   // bandwidth-bound: near the 370.8 GB/s ring
+    const double hbm_share = 3 * gather.busbw_GBps / (3350 * 750.0 / 900.0);
+    const double sm_share = 370.8 / (190.0 / 16.0) / 132.0;
+    ASSERT_GT(hbm_share, sm_share);
+    const double slowed = phase(s.ledger, "compute slowed by overlapped collectives (NCCL SMs and HBM traffic)");
+    EXPECT_NEAR(slowed, s.comm_busy_s * hbm_share, 1e-9 * slowed);
+}
+
 TEST(TimingScheduler, ForeachAdamWStreamsTwentyElementAccessesPerParameter) {
     const Fixture f = fixture({}, 1);
     const StageWork stage = stage_of(1, 1, 0, 2);
