@@ -68,6 +68,9 @@ struct FrameworkProfile {
     bool fsdp_unit_mixes_frozen = false;
     // Gradient accumulation under FSDP's no_sync(): gradients accumulate unsharded (PyTorch FSDP docs, no_sync).
     bool fsdp_no_sync_accumulation = false;
+    // FSDP1 (FlatParameter units): every syncing backward writes each unit's flat gradient from its views'
+    // gradients, casts it to the reduce dtype and pre-divides it before the reduce-scatter (work_builder.cpp).
+    bool fsdp1_flat_gradients = false;
     // Time behaviour
     double host_overhead_per_kernel_us = 0;     // Python + dispatcher work per launched kernel (eager mode)
     // Attention kernel generation the framework runs: 1 = FlashAttention(-1)/Triton port, 2 = FlashAttention-2

@@ -366,6 +366,29 @@ void add_flat_gradient_traffic(Work& bwd, const WorkContext& c, const LayerSpec&
     add_memory_bound(bwd, c, elements * c.set.grad_bytes * (2 + 3 * accumulate_share), 1 + accumulate_share);
 }
 
+// FSDP1's post-backward hook on every unit whose gradients sync (torch/distributed/fsdp/_runtime_utils.py
+// _post_backward_hook, torch 2.0): the unsharded flat gradient is cast to the reduce dtype
+// (`flat_param.grad.to(handle._reduce_dtype)`, read the compute dtype, write the reduce dtype) and the default
+// communication hook pre-divides it in place before the reduce-scatter (default_hooks.reduce_scatter_hook:
+// `grad.div_(gradient_predivide_factor)`, a factor > 1 for any world size >= 2: read + write). Before that,
+// split_with_sizes' backward writes the flat gradient from the views' gradients (read + write in the compute
+// dtype), unless add_flat_gradient_traffic counted it already. Under no_sync() only the last micro-batch syncs.
+// `elements`: the unit's parameters on this GPU before sharding (a block, or the root unit's embedding and head).
+void add_fsdp1_post_backward_traffic(Work& bwd, const WorkContext& c, double elements, bool flat_write_counted) {
+    const double ga = double(c.job.spec.grad_accumulation());
+    const double sync_share = ga > 1 && c.job.framework.fsdp_no_sync_accumulation ? 1 / ga : 1;
+    const double grad_compute = c.set.bytes.weight_compute, grad_reduce = c.set.grad_bytes;
+    const double flat_write = flat_write_counted ? 0 : 2 * grad_compute;
+    const double cast = grad_reduce != grad_compute ? grad_compute + grad_reduce : 0;
+    const double predivide = 2 * grad_reduce;
+    add_memory_bound(bwd, c, elements * (flat_write + sync_share * (cast + predivide)), 1 + 2 * sync_share);
+}
+
+bool fsdp1_unit_gradients(const WorkContext& c, bool trains) {
+    const ParallelSpec& par = c.job.spec.parallel;
+    return trains && c.job.framework.fsdp1_flat_gradients && par.zero >= 3 && par.dp > 1;
+}
+
 // The per-block host overhead is the forward's Python (module calls and their bookkeeping); full and per-op
 // recompute run each recomputed block's forward again (torch.utils.checkpoint re-enters the module's forward).
 double forward_reruns_per_block(const Job& job) {
@@ -392,6 +415,7 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
         if (!prev || !same_shape(*prev, l) || trains != prev_trains || needs_grad != prev_grad) {
             cached = layer_work(l, m, c, shape.tokens_per_gpu, shape.compute_seq, trains, needs_grad);
             if (frozen_wgrads) add_flat_gradient_traffic(cached.backward, c, l);
+            if (fsdp1_unit_gradients(c, trains)) add_fsdp1_post_backward_traffic(cached.backward, c, double(l.params()) / c.tp, frozen_wgrads);
         }
         prev = &l, prev_trains = trains, prev_grad = needs_grad;
         s.forward += cached.forward, s.backward += cached.backward, s.recompute += cached.recompute;
@@ -401,6 +425,11 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
     }
     if (stage == pp - 1) add_head_and_loss(s.forward, s.backward, c, shape.tokens_per_gpu);
     if (stage == 0) add_embedding(s.forward, s.backward, c, shape.tokens_per_gpu);
+    // The root FSDP unit holds what no block holds: the embeddings and an untied head.
+    if (fsdp1_unit_gradients(c, c.set.full && c.set.first_trainable_layer == 0)) {
+        const double root = (stage == 0 ? double(m.embedding_params()) : 0) + (stage == pp - 1 ? double(m.lm_head_params()) : 0);
+        if (root > 0) add_fsdp1_post_backward_traffic(s.backward, c, root / c.tp, false);
+    }
     s.gpu_s = s.forward.gpu_seconds() + s.backward.gpu_seconds() + s.recompute.gpu_seconds();
     const double blocks = double(last - first);
     const double per_kernel_s = host_seconds_per_kernel(c.job, c.scale);

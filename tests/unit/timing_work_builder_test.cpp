@@ -211,6 +211,22 @@ TEST(TimingWorkBuilder, FsdpUnitsMixingFrozenWeightsComputeTheirGradients) {
     EXPECT_GT(fsdp.memory_s + fsdp.matmul_s, ddp.memory_s + ddp.matmul_s);
 }
 
+// FSDP1 full training (llm-foundry: amp, bf16 compute, fp32 reduce): per unit and syncing micro-batch the flat
+// gradient is written from the views' (2 + 2 B), cast to fp32 (2 + 4 B) and pre-divided in place (4 + 4 B):
+// 18 B per block weight (36,864 + 2 x 64 norm weights), 3 kernels; the root unit likewise for the embedding and
+// the untied head (2 x 64,000). The same job on one GPU has none of it.
+TEST(TimingWorkBuilder, Fsdp1UnitsWriteCastAndPredivideTheirFlatGradientEverySyncingBackward) {
+    const auto backward = [](int gpus) {
+        const Built b = build({{"train.framework", "llm-foundry"}, {"train.weights", "mixed"}, {"parallel.zero", "3"},
+                               {"train.global_batch", std::to_string(gpus)}}, gpus);
+        return critical_stage_work(make_work_context(b.job, b.set, b.rates, b.scale), micro_batch_shape(b.job)).backward;
+    };
+    const Work fsdp = backward(2), zero2 = backward(1);   // one GPU: nothing to reduce-scatter
+    const double block_params = kBlockWeights + 2 * 64;
+    EXPECT_NEAR(fsdp.memory_s - zero2.memory_s, (2 * block_params + 2 * kHeadWeights) * 18 / kH100StreamBps, 1e-15);
+    EXPECT_DOUBLE_EQ(fsdp.kernels - zero2.kernels, 3 * 3);
+}
+
 }  // namespace
 }  // namespace ftb
 
