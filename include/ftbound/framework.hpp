@@ -32,6 +32,18 @@ struct FrameworkProfile {
     bool ddp_gradient_buckets = false;          // DDP's flat reducer buckets beside .grad (not a bucket view)
     bool fused_qkv = false;                     // one qkv projection (one saved input, one LoRA dropout)
     bool fused_norm = false;                    // norm kernel saves its input + statistics only
+    // Eager RMSNorm upcasts to fp32 before normalising (HF LlamaRMSNorm: x.to(torch.float32)); false: it works in
+    // the input dtype (LitGPT lit_gpt/rmsnorm.py at 8641822), saving the input and the per-row rsqrt in that dtype.
+    bool rmsnorm_upcast = true;
+    // q, k, v are views of one fused qkv output (LitGPT lit_gpt/model.py CausalSelfAttention.forward: view, permute,
+    // split, reshape). With one query head per kv group the value handed to attention is still a view, so the
+    // attention's saved value keeps the whole qkv output; with grouped queries k and v are expanded to every
+    // query head first (copies of the query width).
+    bool qkv_split_views = false;
+    // LoRA on a fused qkv linear that adapts only some of q, k, v pads its output to the qkv width with index_copy,
+    // which keeps its source (the adapted-width LoRA output) for backward (LitGPT lit_gpt/lora.py
+    // LoRAQKVLinear.zero_pad; derivatives.yaml index_copy: source's gradient uses expand_as(source)).
+    bool lora_qkv_zero_pad = false;
     int zero3_live_layers = 2;                  // gathered full layers held by ZeRO-3/FSDP prefetch
     double zero_bucket_elements = 5e8;          // DeepSpeed reduce/allgather bucket (elements)
     double allocator_overhead_fraction = 0.05;  // reserved above allocated at the peak (caching allocator)

@@ -10,10 +10,36 @@ double norm_saved_per_token(const ModelSpec& m, const Job& job, const TrainingSe
         // native_layer_norm / fused RMSNorm save the input and fp32 statistics (mean, rstd).
         return s.bytes.residual * h + 8;
     }
-    // Eager RMSNorm (HF LlamaRMSNorm, LitGPT RMSNorm): x.float() is saved by pow and mul (4 bytes),
+    if (!job.framework.rmsnorm_upcast) {
+        // RMSNorm in the input dtype (LitGPT lit_gpt/rmsnorm.py at 8641822: x * rsqrt(mean(x * x) + eps), then
+        // weight * x_normed): mul keeps x and rsqrt's per-row output in that dtype, and the normalised value
+        // only for the weight's gradient.
+        const double in = s.bytes.residual;
+        return in * h + in + (weight_trainable ? in * h : 0);
+    }
+    // Eager RMSNorm upcasting to fp32 (HF LlamaRMSNorm): x.float() is saved by pow and mul (4 bytes),
     // rsqrt's fp32 output (4 bytes per token), and the normalised value when the weight trains.
     return 4 * h + 4 + (weight_trainable ? s.bytes.residual * h : 0);
 }
+
+namespace {
+
+// Saved bytes per token of the attention core (flash / SDPA keep q, k, v, the output and fp32 log-sum-exp per
+// head), with the value kept as the framework hands it over.
+double core_attention_saved(const LayerSpec& l, const Job& job, const TrainingSetup& s, double kv) {
+    const double q = double(l.q_dim()), act = s.bytes.act, lse = 4.0 * double(l.heads);
+    if (!job.framework.qkv_split_views || !s.fused_qkv) return act * (q + 2 * kv + q) + lse;
+    // LitGPT lit_gpt/model.py CausalSelfAttention.forward (8641822): q and k pass through apply_rope and
+    // torch.cat (new tensors); with n_query_groups == n_head or 1, v is a reshape-view of the permuted qkv output,
+    // so the saved value keeps the whole fused output alive; otherwise k and v are expanded to every query head
+    // and reshaped (copies of the query width).
+    const bool grouped = l.kv_heads > 1 && l.kv_heads < l.heads;
+    if (grouped) return act * 4 * q + lse;
+    const double kv_width = double(l.kv_dim());
+    return act * (q + kv_width + (q + 2 * kv_width) + q) + lse;
+}
+
+}  // namespace
 
 LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const Job& job, const TrainingSetup& s,
                                  bool trainable_weights, bool needs_grad, int64_t seq_len) {
@@ -34,6 +60,13 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
     // Norms
     const int norms = l.norms;
     b.norms = norms * norm_saved_per_token(m, job, s, trainable_weights);
+    // Parallel attention and MLP with two norms of the same input (GPT-NeoX use_parallel_residual): a norm that
+    // saves its input as-is keeps that one tensor for both (autograd saves the tensor, not a copy).
+    // (Under autocast a low-precision residual is cast to fp32 per norm call: two copies, nothing shared.)
+    const bool norm_saves_input_as_is =
+        (m.norm == NormKind::layernorm || job.framework.fused_norm || !job.framework.rmsnorm_upcast) &&
+        !(s.bytes.autocast && s.bytes.residual < 4);
+    if (l.parallel_attn_mlp && norms == 2 && norm_saves_input_as_is) b.norms -= s.bytes.residual * h;
     out.layer_input_per_token = s.bytes.residual * h;
 
     // Inputs kept by trainable projections and LoRA adapters. Under autocast every linear casts its own
@@ -58,6 +91,13 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
                                        : !!(lora & kQ) + !!(lora & kK) + !!(lora & kV);
     const int attn_mult = l.cross_attention ? 2 : 1;
     double proj_rep = group_inputs(h, keeps_inputs ? qkv_linears : 0, qkv_adapters) * attn_mult;
+    const bool qkv_partly_adapted = (lora & (kQ | kK | kV)) != 0 && (lora & (kQ | kK | kV)) != (kQ | kK | kV);
+    if (fused_qkv && job.framework.lora_qkv_zero_pad && qkv_partly_adapted) {
+        // LitGPT LoRAQKVLinear.zero_pad: index_copy keeps its source, the LoRA output of the adapted width.
+        const double kvw = double(l.kv_dim());
+        const double adapted = (lora & kQ ? q : 0) + (lora & kK ? kvw : 0) + (lora & kV ? kvw : 0);
+        proj_rep += act * adapted * attn_mult;
+    }
     double proj_tp = group_inputs(q, keeps_inputs ? 1 : 0, (lora & kO) ? 1 : 0) * attn_mult;
     const int up_linears = l.ffn_kind == FfnKind::gated ? 2 : 1;
     const int up_adapters = !!(lora & kUp) + (l.ffn_kind == FfnKind::gated ? !!(lora & kGate) : 0);
@@ -68,7 +108,7 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
     tp += proj_tp;
 
     // Attention core: flash / SDPA keep q, k, v, the output and fp32 log-sum-exp per head.
-    double attention = act * (q + 2 * kv + q) + 4.0 * double(l.heads);
+    double attention = core_attention_saved(l, job, s, kv);
     double scores = 0;
     if (attn == Attention::eager) {
         // Eager: QK^T keeps q, k; softmax (upcast to fp32 by HF) keeps its fp32 output; the cast

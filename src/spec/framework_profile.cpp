@@ -30,12 +30,16 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
                       "fused_norm", "zero3_live_layers", "zero_bucket_elements", "allocator_overhead_fraction",
                       "nccl_buffer_bytes", "cross_entropy_live_copies", "qlora_quantizes_lm_head",
                       "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "fsdp1_flat_gradients", "quantized_linear_saves_input",
-                      "selective_recompute", "chunked_loss_output_chunks", "logits_freed_after_loss"});
+                      "selective_recompute", "chunked_loss_output_chunks", "logits_freed_after_loss",
+                      "rmsnorm_upcast", "qkv_split_views", "lora_qkv_zero_pad"});
     if (auto v = m.get_choice("mixed_style", {"amp", "master"})) p.mixed_style = *v == "master" ? MixedStyle::master : MixedStyle::amp;
     p.mixed_grad_bytes = m.get_number("mixed_grad_bytes", 1, 8).value_or(p.mixed_grad_bytes);
     p.ddp_gradient_buckets = m.get_bool("ddp_gradient_buckets").value_or(p.ddp_gradient_buckets);
     p.fused_qkv = m.get_bool("fused_qkv").value_or(p.fused_qkv);
     p.fused_norm = m.get_bool("fused_norm").value_or(p.fused_norm);
+    p.rmsnorm_upcast = m.get_bool("rmsnorm_upcast").value_or(p.rmsnorm_upcast);
+    p.qkv_split_views = m.get_bool("qkv_split_views").value_or(p.qkv_split_views);
+    p.lora_qkv_zero_pad = m.get_bool("lora_qkv_zero_pad").value_or(p.lora_qkv_zero_pad);
     p.zero3_live_layers = static_cast<int>(m.get_int("zero3_live_layers", 0, 64).value_or(p.zero3_live_layers));
     p.zero_bucket_elements = m.get_number("zero_bucket_elements", 0, 1e12).value_or(p.zero_bucket_elements);
     p.allocator_overhead_fraction = m.get_number("allocator_overhead_fraction", 0, 1).value_or(p.allocator_overhead_fraction);

@@ -82,5 +82,80 @@ TEST(MemorySavedTensors, BlockActivationsMatchSavedTensorHooks) {
     }
 }
 
+// LitGPT's own LoRA block (lit_gpt/lora.py and model.py at 8641822, the commit of its resource tables) counted the
+// same way by tools/groundtruth/litgpt_saved_tensors.py: validation/measured/saved-tensors/litgpt_blocks.csv.
+// Each row becomes a one-block inline job of its model type under the litgpt profile (SDPA, pure bf16, LoRA
+// dropout 0 as run there) and the walk's saved bytes of that block must match within 2%.
+std::vector<Row> read_csv(const std::string& name) {
+    std::ifstream in(std::string(FTBOUND_SOURCE_DIR) + "/validation/measured/saved-tensors/" + name);
+    std::vector<Row> rows;
+    std::vector<std::string> header;
+    auto split = [](const std::string& s) {
+        std::vector<std::string> out;
+        std::stringstream ss(s);
+        for (std::string f; std::getline(ss, f, ',');) out.push_back(f);
+        return out;
+    };
+    std::string line;
+    auto chomp = [](std::string& l) { if (!l.empty() && l.back() == '\r') l.pop_back(); };   // Python's csv writes CRLF
+    if (std::getline(in, line)) chomp(line), header = split(line);
+    while (std::getline(in, line)) {
+        chomp(line);
+        const auto fields = split(line);
+        Row r;
+        for (size_t i = 0; i < header.size() && i < fields.size(); ++i) r[header[i]] = fields[i];
+        rows.push_back(r);
+    }
+    return rows;
+}
+
+Job litgpt_job_for(const Row& r) {
+    const std::string type = r.at("model_type");
+    std::string model = R"("model_type": ")" + type + R"(", "hidden_size": )" + r.at("hidden") +
+                        R"(, "intermediate_size": )" + r.at("ffn") + R"(, "num_hidden_layers": 1, "num_attention_heads": )" +
+                        r.at("heads") + R"(, "vocab_size": 64)";
+    if (type == "phi") model += R"(, "partial_rotary_factor": )" + r.at("rotary");
+    if (type == "gpt_neox") model += R"(, "rotary_pct": )" + r.at("rotary");
+    if (type == "llama") model += R"(, "num_key_value_heads": )" + r.at("heads");
+    std::string targets;
+    std::stringstream ts(r.at("lora_targets"));
+    for (std::string t; ts >> t;) targets += (targets.empty() ? "\"" : ", \"") + t + "\"";
+    Json doc = Json::parse(R"({
+      "model": {)" + model + R"(},
+      "train": {"method": "lora", "lora": {"rank": )" + r.at("lora_rank") + R"(, "dropout": 0, "targets": [)" + targets + R"(]},
+                "precision": "bf16", "weights": "pure", "micro_batch": )" + r.at("micro_batch") + R"(, "seq_len": )" +
+                           r.at("seq_len") + R"(, "activation_checkpointing": "none", "attention": "sdpa", "framework": "litgpt"},
+      "hardware": {"gpu": "a100-sxm-40gb", "gpus_per_node": 1}
+    })");
+    return job_from_document(doc, "litgpt saved-tensors " + r.at("id"));
+}
+
+TEST(MemorySavedTensors, LitGptLoraBlockMatchesSavedTensorHooks) {
+    const auto rows = read_csv("litgpt_blocks.csv");
+    ASSERT_GE(rows.size(), 5u) << "validation/measured/saved-tensors/litgpt_blocks.csv";
+    for (const Row& r : rows) {
+        const Job job = litgpt_job_for(r);
+        const TrainingSetup set = derive_setup(job);
+        const double walk = stage_activations(job, set, stage_split(1, 1, 0), 0).per_block.at(0);
+        const double measured = std::stod(r.at("saved_bytes"));
+        EXPECT_NEAR(walk, measured, 0.02 * measured) << r.at("id") << ": walk " << walk << " vs hooks " << measured;
+    }
+}
+
+// Hand-computed: a phi-like LitGPT block, hidden 256, FFN 1024, 8 heads, LoRA r8 on q and v, dropout 0,
+// micro-batch 2 x 64 tokens, bf16. Per token: LayerNorm input 2*256 + fp32 mean/rstd 8; the adapters' shared
+// input 2*256 and lora_A's output 2*8; zero_pad's index_copy source (q and v width) 2*512; attention: roped q
+// and k 2*256 each, the whole qkv output behind the value view 2*768, the output 2*256, log-sum-exp 4*8; GELU
+// input 2*1024. Sum 7224 B per token, 128 tokens: 924672 B (the hooks count 930312 B: lora_A's output is
+// 2 x rank wide for q and v, and the int64 index of index_copy).
+TEST(MemorySavedTensors, LitGptPhiBlockByHand) {
+    const Row r = {{"id", "phi-hand"}, {"model_type", "phi"}, {"hidden", "256"}, {"heads", "8"}, {"ffn", "1024"},
+                   {"rotary", "0.5"}, {"micro_batch", "2"}, {"seq_len", "64"}, {"lora_rank", "8"},
+                   {"lora_targets", "q_proj v_proj"}};
+    const Job job = litgpt_job_for(r);
+    const TrainingSetup set = derive_setup(job);
+    EXPECT_DOUBLE_EQ(stage_activations(job, set, stage_split(1, 1, 0), 0).per_block.at(0), 924672.0);
+}
+
 }  // namespace
 }  // namespace ftb
