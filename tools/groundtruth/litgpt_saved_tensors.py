@@ -33,6 +33,9 @@ import types
 import torch
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from saved_tensors import saving_nodes  # noqa: E402  (one graph walk for both counts)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 ONLY_ON_TORCH_1_13 = {"MeanBackward1"}
@@ -86,23 +89,6 @@ def import_litgpt(path):
     import lit_gpt.config  # noqa: F401
     import lit_gpt.lora as lora
     return lora
-
-
-def saving_nodes(root):
-    by_storage, seen, stack = {}, set(), [root]
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        for attr in dir(node):
-            if attr.startswith("_saved_"):
-                value = getattr(node, attr)
-                for t in value if isinstance(value, (list, tuple)) else [value]:
-                    if isinstance(t, torch.Tensor):
-                        by_storage.setdefault(t.storage().data_ptr(), set()).add(type(node).__name__)
-        stack.extend(fn for fn, _ in node.next_functions)
-    return by_storage
 
 
 # LitGPT configs of the resource-table models (lit_gpt/config.py at 8641822), shrunk to CPU size with the
