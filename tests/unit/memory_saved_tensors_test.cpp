@@ -18,21 +18,23 @@ namespace {
 
 using Row = std::map<std::string, std::string>;
 
-std::vector<Row> read_blocks() {
-    std::ifstream in(std::string(FTBOUND_SOURCE_DIR) + "/validation/measured/saved-tensors/blocks.csv");
+// One CSV of validation/measured/saved-tensors/ as rows keyed by the header.
+std::vector<Row> read_csv(const std::string& name) {
+    std::ifstream in(std::string(FTBOUND_SOURCE_DIR) + "/validation/measured/saved-tensors/" + name);
     std::vector<Row> rows;
-    std::string line;
     std::vector<std::string> header;
     auto split = [](const std::string& s) {
         std::vector<std::string> out;
         std::stringstream ss(s);
-        std::string f;
-        while (std::getline(ss, f, ',')) out.push_back(f);
+        for (std::string f; std::getline(ss, f, ',');) out.push_back(f);
         if (!s.empty() && s.back() == ',') out.emplace_back();
         return out;
     };
-    if (std::getline(in, line)) header = split(line);
+    std::string line;
+    auto chomp = [](std::string& l) { if (!l.empty() && l.back() == '\r') l.pop_back(); };   // Python's csv writes CRLF
+    if (std::getline(in, line)) chomp(line), header = split(line);
     while (std::getline(in, line)) {
+        chomp(line);
         const auto fields = split(line);
         Row r;
         for (size_t i = 0; i < header.size() && i < fields.size(); ++i) r[header[i]] = fields[i];
@@ -73,7 +75,7 @@ double walk_saved_bytes(const Row& r) {
 }
 
 TEST(MemorySavedTensors, BlockActivationsMatchSavedTensorHooks) {
-    const auto rows = read_blocks();
+    const auto rows = read_csv("blocks.csv");
     ASSERT_GE(rows.size(), 10u) << "validation/measured/saved-tensors/blocks.csv";
     for (const Row& r : rows) {
         const double measured = std::stod(r.at("saved_bytes"));
@@ -86,29 +88,6 @@ TEST(MemorySavedTensors, BlockActivationsMatchSavedTensorHooks) {
 // same way by tools/groundtruth/litgpt_saved_tensors.py: validation/measured/saved-tensors/litgpt_blocks.csv.
 // Each row becomes a one-block inline job of its model type under the litgpt profile (SDPA, pure bf16, LoRA
 // dropout 0 as run there) and the walk's saved bytes of that block must match within 2%.
-std::vector<Row> read_csv(const std::string& name) {
-    std::ifstream in(std::string(FTBOUND_SOURCE_DIR) + "/validation/measured/saved-tensors/" + name);
-    std::vector<Row> rows;
-    std::vector<std::string> header;
-    auto split = [](const std::string& s) {
-        std::vector<std::string> out;
-        std::stringstream ss(s);
-        for (std::string f; std::getline(ss, f, ',');) out.push_back(f);
-        return out;
-    };
-    std::string line;
-    auto chomp = [](std::string& l) { if (!l.empty() && l.back() == '\r') l.pop_back(); };   // Python's csv writes CRLF
-    if (std::getline(in, line)) chomp(line), header = split(line);
-    while (std::getline(in, line)) {
-        chomp(line);
-        const auto fields = split(line);
-        Row r;
-        for (size_t i = 0; i < header.size() && i < fields.size(); ++i) r[header[i]] = fields[i];
-        rows.push_back(r);
-    }
-    return rows;
-}
-
 Job litgpt_job_for(const Row& r) {
     const std::string type = r.at("model_type");
     std::string model = R"("model_type": ")" + type + R"(", "hidden_size": )" + r.at("hidden") +

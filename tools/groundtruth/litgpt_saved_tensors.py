@@ -23,8 +23,6 @@ What stands in for what this CPU torch (1.13, Debian) lacks:
 Writes litgpt_blocks.csv (shape, what it is, the saved bytes) and litgpt_raw.json (every storage kept).
 """
 import argparse
-import csv
-import json
 import os
 import platform
 import sys
@@ -34,7 +32,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from saved_tensors import saving_nodes  # noqa: E402  (one graph walk for both counts)
+from saved_tensors import saving_nodes, write_tables  # noqa: E402  (one graph walk and writer for both counts)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -156,12 +154,7 @@ def main():
                          saved_bytes=total))
         raw["cases"][cid] = described
         print(f"{cid}: {total} B saved ({total / (b * s * cfg.n_embd):.2f} B per token per hidden unit)")
-    with open(os.path.join(args.out, "litgpt_blocks.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
-    with open(os.path.join(args.out, "litgpt_raw.json"), "w") as f:
-        json.dump(raw, f, indent=1)
+    write_tables(args.out, "litgpt_blocks.csv", rows, "litgpt_raw.json", raw)
 
 
 if __name__ == "__main__":

@@ -229,6 +229,16 @@ CASES = [  # (id, shape, dtype, method, recompute, batch, seq, lora)
 ]
 
 
+def write_tables(out, csv_name, rows, json_name, raw):
+    """The rows as out/csv_name (header from the first row) and every storage as out/json_name."""
+    with open(os.path.join(out, csv_name), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    with open(os.path.join(out, json_name), "w") as f:
+        json.dump(raw, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(REPO, "validation", "measured", "saved-tensors"))
@@ -246,12 +256,7 @@ def main():
                          saved_bytes=total_torch2, saved_bytes_torch_1_13=total))
         raw["cases"][cid] = storages
         print(f"{cid:36s} {total_torch2:>12,d} bytes ({total:,d} on torch {torch.__version__}) in {len(storages)} storages")
-    with open(os.path.join(args.out, "blocks.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
-    with open(os.path.join(args.out, "raw.json"), "w") as f:
-        json.dump(raw, f, indent=1)
+    write_tables(args.out, "blocks.csv", rows, "raw.json", raw)
 
 
 if __name__ == "__main__":
