@@ -46,6 +46,11 @@ struct FrameworkProfile {
     bool lora_qkv_zero_pad = false;
     int zero3_live_layers = 2;                  // gathered full layers held by ZeRO-3/FSDP prefetch
     double zero_bucket_elements = 5e8;          // DeepSpeed reduce/allgather bucket (elements)
+    // DeepSpeed contiguous_gradients (default true): the gradient bucket is one flat buffer of zero_bucket_elements
+    // in the parameters' dtype, allocated whole however few gradients there are; ZeRO-3 allocates it once at init
+    // and keeps it (stage3.py), ZeRO-1/2 at every backward (stage_1_and_2.py). Otherwise the bucket holds at most
+    // the gradients.
+    bool zero_contiguous_gradients = false;
     double allocator_overhead_fraction = 0.05;  // reserved above allocated at the peak (caching allocator)
     double nccl_buffer_bytes = 0;               // per communicator the job opens
     // Vocabulary-sized cross-entropy tensors live at the loss peak: torch's log_softmax + nll keep the saved

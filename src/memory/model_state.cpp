@@ -60,6 +60,22 @@ WeightBytes weight_bytes(const Job& job, const TrainingSetup& set, const StagePa
     return w;
 }
 
+namespace {
+
+// DeepSpeed with contiguous_gradients (its default) copies gradients into a flat bucket of reduce_bucket_size
+// elements in the parameters' dtype, allocated whole whatever the number of trainable parameters (a LoRA run too).
+// ZeRO-3 allocates it once, at init, and keeps it (deepspeed/runtime/zero/stage3.py _setup_for_real_optimizer:
+// `self.__ipg_bucket_flat_buffer = torch.empty(self.reduce_bucket_size, dtype=self.dtype, device=...)`, DeepSpeed
+// 0003660); ZeRO-1/2 allocate it at every backward (stage_1_and_2.py DeepSpeedZeroOptimizer.backward: buf_0, and a
+// second buf_1 with overlap_comm, off by default below stage 3) and drop it in the reduction epilogue.
+void add_contiguous_gradient_buffer(const Job& job, const TrainingSetup& set, GradientBytes& g) {
+    if (!job.framework.zero_contiguous_gradients || job.spec.parallel.zero < 1) return;
+    g.buffers = job.framework.zero_bucket_elements * set.trainable_storage_bytes;
+    g.buffers_kept = job.spec.parallel.zero >= 3;
+}
+
+}  // namespace
+
 GradientBytes gradient_bytes(const Job& job, const TrainingSetup& set, const StageParams& p) {
     const ParallelSpec& par = job.spec.parallel;
     const FrameworkProfile& fw = job.framework;
@@ -78,6 +94,7 @@ GradientBytes gradient_bytes(const Job& job, const TrainingSetup& set, const Sta
         const double bucket = zero3 ? p.largest_layer * set.grad_bytes : fw.zero_bucket_elements * set.grad_bytes;
         g.buffers = std::min(bucket, g.full);
     }
+    add_contiguous_gradient_buffer(job, set, g);
     if (par.zero == 0 && par.dp > 1 && fw.ddp_gradient_buckets) g.buffers = g.full;   // DDP flat buckets
     // Optimizer in backward: gradients are consumed layer by layer, at most one block's worth exists.
     if (in_backward) g.resident = std::min(g.resident, p.largest_layer * set.grad_bytes);

@@ -23,6 +23,7 @@ struct GradientBytes {
     double full = 0;          // every gradient this GPU forms, unsharded
     double resident = 0;      // what stays on the GPU once all are formed (sharded, offloaded, per layer)
     double buffers = 0;       // reduce buckets / DDP flat buckets / the unsharded block gradient in flight
+    bool buffers_kept = false;// the buffers exist through the whole step, not only in backward (DeepSpeed ZeRO-3)
     bool persist = false;     // kept across micro-batches (gradient accumulation)
     // The output head's weight gradient, the first one backward forms (0 when the head does not train here or
     // gradients are sharded/offloaded), and whether it stays until the end of backward (tied to the embedding).

@@ -54,7 +54,7 @@ void walk_forward(const Job& job, const StageMemory& s, PhasePeak& best, std::ve
     MemoryBreakdown b;
     b.weights_bytes = s.weights.stored + s.weights.gathered + s.weights.amp_copies + s.weights.dequant +
                       (s.weights.dequant_saved_in_forward ? s.weights.dequant_saved : 0);
-    b.gradients_bytes = (s.grads.persist ? s.grads.resident : 0) + (zero0 ? s.grads.buffers : 0);
+    b.gradients_bytes = (s.grads.persist ? s.grads.resident : 0) + (zero0 || s.grads.buffers_kept ? s.grads.buffers : 0);
     b.optimizer_bytes = s.optimizer.resident;
     b.activations_bytes = s.activations.resident;
     b.logits_bytes = s.loss.peak;
@@ -126,7 +126,7 @@ void walk_backward(const Job& job, const StageMemory& s, PhasePeak& best, std::v
 void walk_optimizer_step(const Job& job, const StageMemory& s, PhasePeak& best, std::vector<MemoryWalkPoint>* points) {
     MemoryBreakdown b;
     b.weights_bytes = s.weights.stored;
-    b.gradients_bytes = s.grads.resident + (job.spec.parallel.zero == 0 ? s.grads.buffers : 0);
+    b.gradients_bytes = s.grads.resident + (job.spec.parallel.zero == 0 || s.grads.buffers_kept ? s.grads.buffers : 0);
     b.optimizer_bytes = s.optimizer.resident;
     b.temporary_bytes = s.optimizer.step_temp + s.work.cublas;
     take_max(best, b, MemoryPhase::optimizer_step);

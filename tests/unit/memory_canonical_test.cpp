@@ -4,6 +4,7 @@
 // each test asserts that phase too, since the breakdown is taken there.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "ftbound/memory.hpp"
@@ -184,6 +185,38 @@ TEST(MemoryCanonical, LoraMixedKeepsFrozenBaseInBf16) {
     EXPECT_DOUBLE_EQ(m.breakdown.weights_bytes, 469632);
     EXPECT_DOUBLE_EQ(m.breakdown.gradients_bytes, 65536);
     EXPECT_DOUBLE_EQ(m.breakdown.optimizer_bytes, 131072);
+}
+
+TEST(MemoryCanonical, DeepSpeedContiguousGradientBucketIsAllocatedWhole) {
+    // DeepSpeed (zero_contiguous_gradients): ZeRO-3 allocates one flat bucket of reduce_bucket_size elements in the
+    // parameters' dtype at init and keeps it (stage3.py __ipg_bucket_flat_buffer), in place of FSDP's one unsharded
+    // block gradient. Bucket 10,000 elements x 2 B = 20,000. At the backward peak: sharded gradients 404,096 / 4 =
+    // 101,024 + 20,000 = 121,024 (FSDP-style it was 101,024 + 73,984). In forward, one micro-batch per step, nothing
+    // else is a gradient yet: the bucket alone, 20,000.
+    Job job = tiny_job({{"parallel.zero", "3"}}, 4);
+    job.framework.zero_contiguous_gradients = true;
+    job.framework.zero_bucket_elements = 10000;
+    MemoryWalk walk;
+    const MemoryResult m = plan_memory(job, &walk);
+    ASSERT_EQ(m.peak_phase, MemoryPhase::backward);
+    EXPECT_DOUBLE_EQ(m.breakdown.gradients_bytes, 121024);
+    ASSERT_FALSE(walk.points.empty());
+    ASSERT_EQ(walk.points.front().phase, MemoryPhase::forward);
+    EXPECT_DOUBLE_EQ(walk.points.front().live.gradients_bytes, 20000);
+    // A LoRA run's few gradients do not shrink it: ZeRO-2 allocates the whole bucket at every backward
+    // (stage_1_and_2.py backward); 100,000 elements x 2 B = 200,000 in backward, none in forward.
+    Job lora = tiny_job({{"parallel.zero", "2"}, {"train.method", "lora"}, {"train.lora.rank", "8"}}, 4);
+    lora.framework.zero_contiguous_gradients = true;
+    lora.framework.zero_bucket_elements = 100000;
+    MemoryWalk lora_walk;
+    plan_memory(lora, &lora_walk);
+    double backward_max = 0;
+    for (const auto& pt : lora_walk.points) {
+        if (pt.phase == MemoryPhase::forward) EXPECT_DOUBLE_EQ(pt.live.gradients_bytes, 0);
+        if (pt.phase == MemoryPhase::backward) backward_max = std::max(backward_max, pt.live.gradients_bytes);
+    }
+    EXPECT_GE(backward_max, 200000);
+    EXPECT_LT(backward_max, 200000 + 16384 * 2);   // + at most the adapters' own bf16 gradients
 }
 
 TEST(MemoryCanonical, LoraUnderAutocastKeepsTheStreamInTheComputeDtype) {
