@@ -25,12 +25,20 @@ constexpr int kPinExceededExit = 3;
 
 std::string fmt_value(double v) { return fmt::format("{:.4g}", v); }
 
+// A count or figure that exists only for the memory figures' bands: null elsewhere.
+template <typename T>
+nlohmann::ordered_json band_value(const QuantitySummary& s, T v) {
+    return s.banded > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
+}
+
 nlohmann::ordered_json summary_json(const std::vector<QuantitySummary>& summary) {
     auto sums = nlohmann::ordered_json::array();
     for (const auto& s : summary)
         sums.push_back({{"source", s.source}, {"quantity", s.quantity}, {"qualities", s.qualities}, {"cases", s.cases},
                         {"mape_percent", 100 * s.mape}, {"worst_id", s.worst_id},
-                        {"worst_error_percent", 100 * s.worst_error}, {"beyond_30_percent", s.beyond_30}});
+                        {"worst_error_percent", 100 * s.worst_error}, {"beyond_30_percent", s.beyond_30},
+                        {"in_band", band_value(s, s.in_band)}, {"band_cases", band_value(s, s.banded)},
+                        {"band_median_half_width_percent", band_value(s, 100 * s.band_median_half_width)}});
     return sums;
 }
 
@@ -42,6 +50,10 @@ nlohmann::ordered_json cases_json(const std::vector<CaseResult>& results) {
         if (r.predicted) {
             row["predicted"] = *r.predicted;
             row["error_percent"] = 100 * r.error_fraction;
+            if (r.band_low && r.band_high) {
+                row["band"] = {*r.band_low, *r.band_high};
+                row["in_band"] = r.in_band();
+            }
             if (r.predicted_as_transcribed) {
                 row["set"] = r.c.set;
                 row["predicted_as_transcribed"] = *r.predicted_as_transcribed;
@@ -57,24 +69,32 @@ nlohmann::ordered_json cases_json(const std::vector<CaseResult>& results) {
 
 // One CSV row per case (docs/output.md): the same fields as cases[] of --json.
 std::string cases_csv(const std::vector<CaseResult>& results) {
-    CsvTable t({"id", "source", "quantity", "quality", "unit", "measured", "predicted", "error_percent", "skipped"});
-    for (const auto& r : results)
+    CsvTable t({"id", "source", "quantity", "quality", "unit", "measured", "predicted", "error_percent", "band_low",
+                "band_high", "in_band", "skipped"});
+    for (const auto& r : results) {
+        const bool banded = r.predicted && r.band_low && r.band_high;
         t.add({r.c.id, case_source(r.c.id), r.c.quantity, r.c.quality, r.c.unit, csv_value(r.c.measured),
                r.predicted ? csv_value(*r.predicted) : "", r.predicted ? csv_value(100 * r.error_fraction) : "",
-               r.predicted ? "" : r.skipped});
+               banded ? csv_value(*r.band_low) : "", banded ? csv_value(*r.band_high) : "",
+               banded ? (r.in_band() ? "true" : "false") : "", r.predicted ? "" : r.skipped});
+    }
     return t.str();
 }
 
 std::string cases_text(const std::vector<CaseResult>& results) {
-    TextTable t({"case", "quantity", "quality", "measured", "predicted", "error"}, {false, false, false, true, true, true});
+    TextTable t({"case", "quantity", "quality", "measured", "predicted", "error", "band"},
+                {false, false, false, true, true, true, false});
     int skipped = 0;
     for (const auto& r : results) {
         if (!r.predicted) {
             ++skipped;
             continue;
         }
+        const std::string band = r.band_low && r.band_high ? fmt::format("+/-{:.1f}% {}", 100 * r.band_half_width_fraction(),
+                                                                         r.in_band() ? "in" : "out")
+                                                           : "";
         t.add({r.c.id, r.c.quantity, r.c.quality, fmt_value(r.c.measured) + " " + r.c.unit, fmt_value(*r.predicted),
-               fmt::format("{:+.1f}%", 100 * r.error_fraction)});
+               fmt::format("{:+.1f}%", 100 * r.error_fraction), band});
     }
     std::string out = t.str();
     std::string stated;
@@ -96,13 +116,17 @@ std::string cases_text(const std::vector<CaseResult>& results) {
 }
 
 std::string summary_text(const std::vector<QuantitySummary>& summary, bool with_source) {
-    std::vector<std::string> head = {"quantity", "qualities", "cases", "MAPE", "worst case", "worst error", ">30%"};
-    std::vector<bool> right = {false, false, true, true, false, true, true};
+    std::vector<std::string> head = {"quantity", "qualities", "cases", "MAPE", "worst case", "worst error", ">30%",
+                                     "in band", "band +/-"};
+    std::vector<bool> right = {false, false, true, true, false, true, true, true, true};
     if (with_source) head.insert(head.begin(), "source"), right.insert(right.begin(), false);
     TextTable s(head, right);
     for (const auto& q : summary) {
+        const bool banded = q.banded > 0;
         std::vector<std::string> row = {q.quantity, q.qualities, std::to_string(q.cases), fmt::format("{:.1f}%", 100 * q.mape),
-                                        q.worst_id, fmt::format("{:+.1f}%", 100 * q.worst_error), std::to_string(q.beyond_30)};
+                                        q.worst_id, fmt::format("{:+.1f}%", 100 * q.worst_error), std::to_string(q.beyond_30),
+                                        banded ? fmt::format("{}/{}", q.in_band, q.banded) : "",
+                                        banded ? fmt::format("{:.1f}%", 100 * q.band_median_half_width) : ""};
         if (with_source) row.insert(row.begin(), q.source);
         s.add(row);
     }
@@ -112,8 +136,9 @@ std::string summary_text(const std::vector<QuantitySummary>& summary, bool with_
 std::string pins_text(const std::vector<PinCheck>& checks) {
     std::string out;
     for (const auto& c : checks)
-        out += c.ok ? fmt::format("  ok     {} {} ({}): MAPE {:.1f}% <= pin {:.1f}%\n", c.pin.source, c.pin.quantity,
-                                  c.pin.qualities, 100 * c.got.mape, c.pin.max_mape_percent)
+        out += c.ok ? fmt::format("  ok     {} {} ({}): MAPE {:.1f}% <= pin {:.1f}%{}\n", c.pin.source, c.pin.quantity,
+                                  c.pin.qualities, 100 * c.got.mape, c.pin.max_mape_percent,
+                                  c.pin.min_in_band >= 0 ? fmt::format(", in band {} >= pin {}", c.got.in_band, c.pin.min_in_band) : "")
                     : "  ABOVE  " + c.message + "\n";
     return out;
 }
@@ -201,13 +226,16 @@ int run(const Options& o) {
                 p.push_back({{"source", c.pin.source}, {"quantity", c.pin.quantity}, {"qualities", c.pin.qualities},
                              {"max_mape_percent", c.pin.max_mape_percent},
                              {"mape_percent", c.found ? nlohmann::ordered_json(100 * c.got.mape) : nlohmann::ordered_json()},
+                             {"min_in_band", c.pin.min_in_band >= 0 ? nlohmann::ordered_json(c.pin.min_in_band) : nlohmann::ordered_json()},
+                             {"in_band", c.found && c.got.banded > 0 ? nlohmann::ordered_json(c.got.in_band) : nlohmann::ordered_json()},
                              {"ok", c.ok}, {"message", c.message}});
             j["pins"] = p;
         }
         std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
         std::string out = cases_text(results);
-        out += "\nsummary (mean absolute percentage error)\n" + summary_text(summary, false);
+        out += "\nsummary (mean absolute percentage error; memory figures: measured inside the plan's band, and the "
+               "band's median half-width)\n" + summary_text(summary, false);
         if (o.by_source) out += "\nby source (case-id prefix)\n" + summary_text(by_source, true);
         if (!pins.empty()) out += "\npins (" + o.pins + ")\n" + pins_text(checks);
         std::cout << out;

@@ -7,8 +7,10 @@ namespace ftb {
 double norm_saved_per_token(const ModelSpec& m, const Job& job, const TrainingSetup& s, bool weight_trainable) {
     const double h = double(m.hidden);
     if (m.norm == NormKind::layernorm || job.framework.fused_norm) {
-        // native_layer_norm / fused RMSNorm save the input and fp32 statistics (mean, rstd).
-        return s.bytes.residual * h + 8;
+        // native_layer_norm / fused RMSNorm save the input and fp32 statistics (mean, rstd). Under autocast
+        // layer_norm runs in fp32 (set_stream_dtypes): the input it saves is its fp32 cast of the stream.
+        const bool autocast_fp32 = s.bytes.autocast && m.norm == NormKind::layernorm && !job.framework.fused_norm;
+        return (autocast_fp32 ? 4 : s.bytes.residual) * h + 8;
     }
     if (!job.framework.rmsnorm_upcast) {
         // RMSNorm in the input dtype (LitGPT lit_gpt/rmsnorm.py at 8641822: x * rsqrt(mean(x * x) + eps), then
@@ -69,11 +71,15 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
     if (l.parallel_attn_mlp && norms == 2 && norm_saves_input_as_is) b.norms -= s.bytes.residual * h;
     out.layer_input_per_token = s.bytes.residual * h;
 
-    // Inputs kept by trainable projections and LoRA adapters. Under autocast every linear casts its own
-    // copy of a shared input; without it the linears share one tensor.
-    auto group_inputs = [&](double width, int linears_trainable, int adapters) {
+    // Inputs kept by trainable projections and LoRA adapters. Autocast casts an fp32 input per linear call, each
+    // cast a new tensor: then every linear keeps its own copy; a low-precision input passes through uncast and the
+    // linears share it. Only the norms' output can be fp32 (o and down read bf16 attention / FFN outputs).
+    // Adapters stored in fp32 under autocast always cast their own copy: PEFT Linear.forward first converts the
+    // input to the adapter's dtype (`x.to(lora_A.weight.dtype)`), and lora_A's autocast casts that back.
+    auto group_inputs = [&](double width, int linears_trainable, int adapters, double input_bytes) {
+        const bool cast_per_call = s.bytes.autocast && input_bytes >= 4;
         double bytes = 0;
-        if (linears_trainable > 0) bytes += (s.bytes.autocast ? linears_trainable : 1) * mm * width;
+        if (linears_trainable > 0) bytes += (cast_per_call ? linears_trainable : 1) * mm * width;
         if (adapters > 0) {
             if (lora_dropout > 0) bytes += adapters * (mm + 1) * width;   // dropout output + bool mask each
             else if (s.bytes.autocast) bytes += adapters * mm * width;
@@ -90,7 +96,7 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
     const int qkv_adapters = fused_qkv ? ((lora & (kQ | kK | kV)) ? 1 : 0)
                                        : !!(lora & kQ) + !!(lora & kK) + !!(lora & kV);
     const int attn_mult = l.cross_attention ? 2 : 1;
-    double proj_rep = group_inputs(h, keeps_inputs ? qkv_linears : 0, qkv_adapters) * attn_mult;
+    double proj_rep = group_inputs(h, keeps_inputs ? qkv_linears : 0, qkv_adapters, s.bytes.norm_out) * attn_mult;
     const bool qkv_partly_adapted = (lora & (kQ | kK | kV)) != 0 && (lora & (kQ | kK | kV)) != (kQ | kK | kV);
     if (fused_qkv && job.framework.lora_qkv_zero_pad && qkv_partly_adapted) {
         // LitGPT LoRAQKVLinear.zero_pad: index_copy keeps its source, the LoRA output of the adapted width.
@@ -98,12 +104,12 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
         const double adapted = (lora & kQ ? q : 0) + (lora & kK ? kvw : 0) + (lora & kV ? kvw : 0);
         proj_rep += act * adapted * attn_mult;
     }
-    double proj_tp = group_inputs(q, keeps_inputs ? 1 : 0, (lora & kO) ? 1 : 0) * attn_mult;
+    double proj_tp = group_inputs(q, keeps_inputs ? 1 : 0, (lora & kO) ? 1 : 0, act) * attn_mult;
     const int up_linears = l.ffn_kind == FfnKind::gated ? 2 : 1;
     const int up_adapters = !!(lora & kUp) + (l.ffn_kind == FfnKind::gated ? !!(lora & kGate) : 0);
     const double experts_per_token = l.experts > 0 ? double(l.experts_per_token) : 1.0;
-    proj_rep += group_inputs(h, keeps_inputs ? up_linears : 0, up_adapters) * experts_per_token;
-    proj_tp += group_inputs(i, keeps_inputs ? 1 : 0, (lora & kDown) ? 1 : 0) * experts_per_token;
+    proj_rep += group_inputs(h, keeps_inputs ? up_linears : 0, up_adapters, s.bytes.norm_out) * experts_per_token;
+    proj_tp += group_inputs(i, keeps_inputs ? 1 : 0, (lora & kDown) ? 1 : 0, act) * experts_per_token;
     b.projections_in = proj_rep + proj_tp;
     tp += proj_tp;
 

@@ -43,6 +43,19 @@ Band uncertainty_band(const MemoryBreakdown& b, double total) {
     return {w, w};
 }
 
+std::pair<double, double> figure_band_bytes(const MemoryResult& res, MemoryFigure figure) {
+    if (figure == MemoryFigure::device_used) return {res.band_low_bytes, res.band_high_bytes};
+    MemoryBreakdown parts = res.breakdown;
+    double total = res.allocated_peak_bytes;
+    parts.overhead_bytes = 0;
+    if (figure == MemoryFigure::reserved_peak) {
+        total = res.reserved_peak_bytes;
+        parts.overhead_bytes = total - res.allocated_peak_bytes;
+    }
+    const Band band = uncertainty_band(parts, total);
+    return {total - band.below, total + band.above};
+}
+
 void decide_fit(MemoryResult& res) {
     // On CPU servers capacity_bytes is one socket's share of the host RAM (one process per socket).
     const double need = res.device_used_bytes;

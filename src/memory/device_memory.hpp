@@ -1,6 +1,8 @@
 // From the allocated peak to what the device shows: the caching allocator's reservation, the CUDA context,
 // communicator buffers; then the verdict against capacity with the band of what is uncertain.
 #pragma once
+#include <utility>
+
 #include "ftbound/job.hpp"
 #include "ftbound/memory.hpp"
 
@@ -16,6 +18,12 @@ struct Band {
     double below = 0, above = 0;
 };
 Band uncertainty_band(const MemoryBreakdown& parts, double total);
+
+// The band of each reported figure, [low, high] in bytes, with the same per-kind fractions over what the figure
+// holds: allocated (live tensors, no overhead), reserved (+ the allocator's cache above them), device used
+// (memory.band_bytes). What `ftbound validate` checks the measured peaks against.
+enum class MemoryFigure { allocated_peak, reserved_peak, device_used };
+std::pair<double, double> figure_band_bytes(const MemoryResult& res, MemoryFigure figure);
 
 // Verdict, band, margin and fits of device_used against the capacity (GPU memory, or host RAM per socket
 // on CPU servers).

@@ -60,6 +60,22 @@ int64_t lora_params_in_layer(const LayerSpec& l, uint32_t mask, int64_t r) {
     return p;
 }
 
+namespace {
+
+// The residual stream and the norms' output under autocast. Full training keeps fp32 parameters: the fp32 embedding
+// output makes every residual add fp32. Adapters (LoRA, QLoRA) leave the base frozen in the compute dtype, so the
+// stream stays there: Qwen-7B modeling_qwen.py RMSNorm returns `_norm(x.float()).type_as(x) * weight` in bf16, and PEFT
+// Linear.forward casts its result back to the input's dtype (`result.to(previous_dtype)`, src/peft/tuners/lora.py).
+// torch.nn.functional.layer_norm is on autocast's fp32 list (aten/src/ATen/autocast_mode.cpp, lower_precision_fp ->
+// fp32 ops): its output is fp32 whatever the stream's dtype; a fused norm kernel outside autocast keeps the stream's.
+void set_stream_dtypes(const Job& job, TrainingSetup& s) {
+    s.bytes.residual = s.bytes.autocast && s.full ? 4 : s.bytes.act;
+    const bool norm_on_fp32_list = job.model.norm == NormKind::layernorm && !job.framework.fused_norm;
+    s.bytes.norm_out = s.bytes.autocast && (s.bytes.residual >= 4 || norm_on_fp32_list) ? 4 : s.bytes.act;
+}
+
+}  // namespace
+
 TrainingSetup derive_setup(const Job& job) {
     const TrainSpec& t = job.spec.train;
     const FrameworkProfile& fw = job.framework;
@@ -79,10 +95,9 @@ TrainingSetup derive_setup(const Job& job) {
     // stream stays in the compute dtype (PyTorch FSDP docs, MixedPrecision).
     const bool sharded_params = job.spec.parallel.zero >= 3;
     s.bytes.autocast = mixed && fw.mixed_style == MixedStyle::amp && !sharded_params;
-    s.bytes.residual = s.bytes.autocast ? 4 : s.bytes.act;
-
     s.full = t.method == Method::full || t.method == Method::freeze;
     s.adapters = t.method == Method::lora || t.method == Method::qlora;
+    set_stream_dtypes(job, s);
     if (t.method == Method::freeze)
         s.first_trainable_layer = static_cast<int64_t>(job.model.num_layers()) - t.freeze_trainable_layers;
     if (s.adapters) {

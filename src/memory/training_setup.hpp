@@ -18,7 +18,10 @@ enum LinearBit : uint32_t {
 struct ElementBytes {
     double matmul_in = 2;     // saved inputs of matmuls (fp8 under Transformer Engine: 1)
     double act = 2;           // outputs of matmuls and elementwise ops
-    double residual = 2;      // the residual stream (fp32 under torch.amp: fp32 embeddings promote the adds)
+    double residual = 2;      // the residual stream (fp32 under torch.amp when the embedding trains in fp32: its
+                              // output promotes the adds; a frozen low-precision base keeps it low, as under LoRA)
+    double norm_out = 2;      // the pre-attention / pre-FFN norms' output, as q/k/v and gate/up read it: fp32
+                              // under autocast when the residual is fp32 or layer_norm runs on autocast's fp32 list
     double weight_compute = 2;// weights as the matmuls read them
     bool autocast = false;    // torch.amp: casts happen per op call, each cast a new tensor
 };

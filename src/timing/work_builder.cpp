@@ -128,16 +128,29 @@ void add_lora_matmuls(LayerWork& w, const WorkContext& c, double tokens, double 
     add_gemm(w.backward, c, r, out, tokens, count), add_gemm(w.backward, c, in, r, tokens, count);
 }
 
+// Elementwise bytes per token of one adapter call: dropout on its input, the scaling and the add into the base
+// output. Adapters stored in fp32 under autocast (train.weights: mixed) first convert their input to fp32 (PEFT
+// Linear.forward: `x = x.to(self.lora_A[...].weight.dtype)`, a copy unless it is fp32 already); lora_A's autocast
+// casts it back to the compute dtype, and the dropout between runs in fp32. `in_bytes`: the input's element size.
+double adapter_elementwise_bytes(const WorkContext& c, double in, double out, double in_bytes) {
+    const bool fp32_adapter = c.set.bytes.autocast && c.set.trainable_storage_bytes >= 4;
+    const double x_bytes = fp32_adapter ? 4 : c.act_bytes;
+    double bytes = 5 * c.act_bytes * out;
+    if (fp32_adapter) bytes += ((in_bytes < 4 ? in_bytes + 4 : 0) + 4 + c.act_bytes) * in;
+    if (c.job.spec.train.lora.dropout > 0) bytes += (2 * x_bytes + 1) * in;
+    return bytes;
+}
+
 // A projection of the block (q, k, v, o, or a dense FFN linear), with its adapter and QLoRA dequantisation.
+// `in_bytes`: the element size of its input (a norm's output or a low-precision activation).
 void add_linear(LayerWork& w, const WorkContext& c, double tokens, double in, double out, double count,
-                bool adapted, bool trains, bool needs_grad) {
+                bool adapted, bool trains, bool needs_grad, double in_bytes) {
     add_base_matmuls(w, c, tokens, in, out, count, trains, needs_grad);
     if (adapted) {
         add_lora_matmuls(w, c, tokens, in, out, count);
-        // dropout on the adapter input, scaling and the add into the base output
-        const double dropout = c.job.spec.train.lora.dropout > 0 ? (2 * c.act_bytes + 1) * in : 0;
-        add_memory_bound(w.forward, c, tokens * count * (dropout + 5 * c.act_bytes * out), c.compiled ? 1 : 3 * count);
-        add_memory_bound(w.backward, c, 2 * tokens * count * (dropout + 5 * c.act_bytes * out), c.compiled ? 1 : 4 * count);
+        const double bytes = adapter_elementwise_bytes(c, in, out, in_bytes);
+        add_memory_bound(w.forward, c, tokens * count * bytes, c.compiled ? 1 : 3 * count);
+        add_memory_bound(w.backward, c, 2 * tokens * count * bytes, c.compiled ? 1 : 4 * count);
     }
     if (c.job.spec.train.method == Method::qlora) add_dequant_uses(w, c, in * out * count, count);
 }
@@ -163,19 +176,20 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
     const double h = double(l.hidden), q = double(l.q_dim()), kv = double(l.kv_dim()), i = double(l.ffn_intermediate);
     const double tp = c.tp;
     const uint32_t lora = c.set.adapters ? c.set.lora_mask : 0;
-    auto linear = [&](double in, double out, double count, uint32_t bits, bool bias = false) {
-        add_linear(w, c, tokens, in, out, count, lora & bits, trains, needs_grad);
+    const double normed = c.set.bytes.norm_out, act = c.act_bytes;
+    auto linear = [&](double in, double out, double count, uint32_t bits, double in_bytes, bool bias = false) {
+        add_linear(w, c, tokens, in, out, count, lora & bits, trains, needs_grad, in_bytes);
         if (bias && trains) add_bias_grad(w, c, tokens, out, count);
     };
     const int attention_sets = l.cross_attention ? 2 : 1;
     for (int s = 0; s < attention_sets; ++s) {
-        if (c.fused_qkv) linear(h, (q + 2 * kv) / tp, 1, kQ | kK | kV, l.qkv_bias);
+        if (c.fused_qkv) linear(h, (q + 2 * kv) / tp, 1, kQ | kK | kV, normed, l.qkv_bias);
         else {
-            linear(h, q / tp, 1, kQ, l.qkv_bias);
-            linear(h, kv / tp, 1, kK, l.qkv_bias);
-            linear(h, kv / tp, 1, kV, l.qkv_bias);
+            linear(h, q / tp, 1, kQ, normed, l.qkv_bias);
+            linear(h, kv / tp, 1, kK, normed, l.qkv_bias);
+            linear(h, kv / tp, 1, kV, normed, l.qkv_bias);
         }
-        linear(q / tp, h, 1, kO, l.o_bias);
+        linear(q / tp, h, 1, kO, act, l.o_bias);
     }
     double expert_tokens = tokens, experts_here = 1;
     if (l.experts > 0) {
@@ -198,8 +212,8 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
     }
     if (l.shared_expert_intermediate > 0) {
         const double s = double(l.shared_expert_intermediate);
-        linear(h, s / tp, 2, kGate | kUp);
-        linear(s / tp, h, 1, kDown);
+        linear(h, s / tp, 2, kGate | kUp, normed);
+        linear(s / tp, h, 1, kDown, act);
     }
 }
 
@@ -273,10 +287,10 @@ void add_block_elementwise(LayerWork& w, const LayerSpec& l, const ModelSpec& m,
     if (l.ffn_kind == FfnKind::gated) bytes += (c.compiled ? 3 : 5) * B * ffn_i, kernels += c.compiled ? 1 : 2;
     else bytes += 2 * B * ffn_i, kernels += 1;
     if (m.hidden_dropout > 0) bytes += sublayers * (2 * R + 1) * h, kernels += sublayers;
-    if (c.set.bytes.autocast) {
-        // autocast casts every linear's fp32 input to the compute dtype, per call
+    if (c.set.bytes.autocast && c.set.bytes.norm_out >= 4) {
+        // autocast casts an fp32 norm output to the compute dtype per linear call (a bf16 one passes uncast)
         const double casts = (c.fused_qkv ? 1 : 3) + (l.ffn_kind == FfnKind::gated ? 2 : 1);
-        bytes += casts * (R + B) * h;
+        bytes += casts * (c.set.bytes.norm_out + B) * h;
         kernels += c.compiled ? 0 : casts;
     }
     if (l.experts > 0) bytes += 4 * B * h * double(l.experts_per_token), kernels += 6;   // permute / unpermute

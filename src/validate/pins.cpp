@@ -69,6 +69,8 @@ std::vector<Pin> read_pins(const std::string& path) {
         p.count = parse_count(get("cases_predicted"), path, where + " cases_predicted");
         p.max_mape_percent = parse_number(get("max_mape_percent"), path, where + " max_mape_percent");
         p.max_beyond_30 = parse_count(get("max_beyond_30"), path, where + " max_beyond_30");
+        const std::string in_band = get("min_in_band");
+        if (!in_band.empty()) p.min_in_band = parse_count(in_band, path, where + " min_in_band");
         out.push_back(p);
     }
     return out;
@@ -92,6 +94,9 @@ std::vector<PinCheck> check_pins(const std::vector<Pin>& pins, const std::string
             c.message = fmt::format("{}: MAPE {:.1f}% above its pin {:.1f}%", what, 100 * c.got.mape, p.max_mape_percent);
         } else if (c.got.beyond_30 > p.max_beyond_30) {
             c.message = fmt::format("{}: {} cases beyond 30%, pinned {}", what, c.got.beyond_30, p.max_beyond_30);
+        } else if (p.min_in_band >= 0 && c.got.in_band < p.min_in_band) {
+            c.message = fmt::format("{}: {} of {} measured inside the plan's band, pinned at least {}", what,
+                                    c.got.in_band, c.got.banded, p.min_in_band);
         } else {
             c.ok = true;
         }
@@ -112,12 +117,15 @@ std::vector<Pin> updated_pins(const std::vector<Pin>& pins, const std::string& c
         p.count = s.cases;
         p.max_mape_percent = tenths(100 * s.mape);
         p.max_beyond_30 = s.beyond_30;
+        p.min_in_band = s.banded > 0 ? s.in_band : -1;
         const Pin* old = find_pin(pins, cases_relative, s);
-        const bool rises = old && (p.max_mape_percent > old->max_mape_percent + 1e-9 || p.max_beyond_30 > old->max_beyond_30);
+        const bool rises = old && (p.max_mape_percent > old->max_mape_percent + 1e-9 || p.max_beyond_30 > old->max_beyond_30 ||
+                                   p.min_in_band < old->min_in_band);
         if (rises) {
-            rising.push_back(fmt::format("{} {} {} ({}): MAPE {:.1f}% -> {:.1f}%, beyond 30% {} -> {}", p.cases, p.source,
-                                         p.quantity, p.qualities, old->max_mape_percent, p.max_mape_percent,
-                                         old->max_beyond_30, p.max_beyond_30));
+            rising.push_back(fmt::format("{} {} {} ({}): MAPE {:.1f}% -> {:.1f}%, beyond 30% {} -> {}, in band {} -> {}",
+                                         p.cases, p.source, p.quantity, p.qualities, old->max_mape_percent,
+                                         p.max_mape_percent, old->max_beyond_30, p.max_beyond_30, old->min_in_band,
+                                         p.min_in_band));
             p.reason = reason;
         } else {
             p.reason = old ? old->reason : std::string("first pin");
@@ -130,11 +138,11 @@ std::vector<Pin> updated_pins(const std::vector<Pin>& pins, const std::string& c
 void write_pins(const std::string& path, const std::vector<Pin>& pins) {
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     if (!f) throw InputError(path, "", "cannot write the pins file");
-    f << "cases,source,quantity,qualities,cases_predicted,max_mape_percent,max_beyond_30,reason\n";
+    f << "cases,source,quantity,qualities,cases_predicted,max_mape_percent,max_beyond_30,min_in_band,reason\n";
     for (const auto& p : pins)
         f << csv_field(p.cases) << ',' << csv_field(p.source) << ',' << p.quantity << ',' << p.qualities << ','
           << p.count << ',' << fmt::format("{:.1f}", p.max_mape_percent) << ',' << p.max_beyond_30 << ','
-          << csv_field(p.reason) << '\n';
+          << (p.min_in_band >= 0 ? std::to_string(p.min_in_band) : std::string()) << ',' << csv_field(p.reason) << '\n';
     if (!f) throw InputError(path, "", "write failed");
 }
 

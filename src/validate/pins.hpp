@@ -17,11 +17,13 @@ struct Pin {
     int count = 0;            // cases predicted: a case that stops being predicted fails the pin
     double max_mape_percent = 0;
     int max_beyond_30 = 0;
+    int min_in_band = -1;     // memory figures: cases whose measured value lies inside the plan's band (-1: not pinned)
     std::string reason;
     int line = 0;
 };
 
-// Columns cases,source,quantity,qualities,cases_predicted,max_mape_percent,max_beyond_30,reason.
+// Columns cases,source,quantity,qualities,cases_predicted,max_mape_percent,max_beyond_30[,min_in_band],reason
+// (min_in_band empty or absent: band coverage not pinned).
 std::vector<Pin> read_pins(const std::string& path);
 
 struct PinCheck {

@@ -3,20 +3,46 @@
 #include "ftbound/error.hpp"
 #include "ftbound/memory.hpp"
 #include "ftbound/timing.hpp"
+#include "memory/device_memory.hpp"
 
 namespace ftb {
 
-std::optional<double> predict_quantity(const Job& job, const std::string& q, const std::string& unit, std::string& why) {
-    auto bytes_in = [&](double bytes) -> std::optional<double> {
-        if (unit == "GiB") return bytes / 1073741824.0;
-        if (unit == "GB") return bytes / 1e9;
-        if (unit == "MiB") return bytes / 1048576.0;
-        if (unit == "bytes" || unit == "B") return bytes;
-        throw InputError(job.spec.file, "unit", "memory quantities take GiB, GB, MiB or bytes, not '" + unit + "'");
-    };
-    if (q == "allocated_peak") return bytes_in(plan_memory(job).allocated_peak_bytes);
-    if (q == "reserved_peak") return bytes_in(plan_memory(job).reserved_peak_bytes);
-    if (q == "device_used") return bytes_in(plan_memory(job).device_used_bytes);
+namespace {
+
+double bytes_in(const Job& job, double bytes, const std::string& unit) {
+    if (unit == "GiB") return bytes / 1073741824.0;
+    if (unit == "GB") return bytes / 1e9;
+    if (unit == "MiB") return bytes / 1048576.0;
+    if (unit == "bytes" || unit == "B") return bytes;
+    throw InputError(job.spec.file, "unit", "memory quantities take GiB, GB, MiB or bytes, not '" + unit + "'");
+}
+
+std::optional<MemoryFigure> memory_figure(const std::string& q) {
+    if (q == "allocated_peak") return MemoryFigure::allocated_peak;
+    if (q == "reserved_peak") return MemoryFigure::reserved_peak;
+    if (q == "device_used") return MemoryFigure::device_used;
+    return std::nullopt;
+}
+
+double figure_bytes(const MemoryResult& m, MemoryFigure f) {
+    switch (f) {
+        case MemoryFigure::allocated_peak: return m.allocated_peak_bytes;
+        case MemoryFigure::reserved_peak: return m.reserved_peak_bytes;
+        case MemoryFigure::device_used: return m.device_used_bytes;
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::optional<double> predict_quantity(const Job& job, const std::string& q, const std::string& unit, std::string& why,
+                                       std::optional<PredictedBand>* band) {
+    if (const auto figure = memory_figure(q)) {
+        const MemoryResult m = plan_memory(job);
+        const auto [low, high] = figure_band_bytes(m, *figure);
+        if (band) *band = PredictedBand{bytes_in(job, low, unit), bytes_in(job, high, unit)};
+        return bytes_in(job, figure_bytes(m, *figure), unit);
+    }
     if (q == "max_seq_len") return double(max_seq_len(job));
     const MemoryResult mem = plan_memory(job);
     const TimeResult t = plan_time(job, mem);

@@ -7,8 +7,14 @@
 
 namespace ftb {
 
-// nullopt (with `why`) when the quantity is not predicted for this job.
+// The plan's uncertainty band around a predicted memory figure, in the case's unit.
+struct PredictedBand {
+    double low = 0, high = 0;
+};
+
+// nullopt (with `why`) when the quantity is not predicted for this job. For the memory figures (allocated_peak,
+// reserved_peak, device_used) `band`, when given, receives the band the plan puts around the figure.
 std::optional<double> predict_quantity(const Job& job, const std::string& quantity, const std::string& unit,
-                                       std::string& why);
+                                       std::string& why, std::optional<PredictedBand>* band = nullptr);
 
 }  // namespace ftb

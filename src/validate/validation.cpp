@@ -119,18 +119,49 @@ CaseResult run_case(const ValidationCase& c, const std::string& csv_dir) {
     const std::string job_path = (fs::path(csv_dir) / c.job).string();
     // One bad job does not stop the run: the case is reported as not predicted, with the reason.
     try {
-        r.predicted = predict_quantity(load_job(job_path, c.set), c.quantity, c.unit, r.skipped);
+        std::optional<PredictedBand> band;
+        r.predicted = predict_quantity(load_job(job_path, c.set), c.quantity, c.unit, r.skipped, &band);
+        if (band) r.band_low = band->low, r.band_high = band->high;
         if (!c.set.empty()) {
             std::string why;
             r.predicted_as_transcribed = predict_quantity(load_job(job_path), c.quantity, c.unit, why);
         }
     } catch (const InputError& e) {
         r.predicted.reset();
+        r.band_low.reset(), r.band_high.reset();
         r.skipped = std::string("error: ") + e.what();
     }
     if (r.predicted) r.error_fraction = (*r.predicted - c.measured) / c.measured;
     return r;
 }
+
+double CaseResult::band_half_width_fraction() const {
+    if (!predicted || !band_low || !band_high || *predicted <= 0) return 0;
+    return (*band_high - *band_low) / 2 / *predicted;
+}
+
+namespace {
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Band honesty of the counted cases that carry a band.
+void add_band_counts(QuantitySummary& s, const std::vector<const CaseResult*>& counted) {
+    std::vector<double> half_widths;
+    for (const CaseResult* r : counted) {
+        if (!r->band_low || !r->band_high) continue;
+        ++s.banded;
+        if (r->in_band()) ++s.in_band;
+        half_widths.push_back(r->band_half_width_fraction());
+    }
+    s.band_median_half_width = median(half_widths);
+}
+
+}  // namespace
 
 std::vector<QuantitySummary> summarise(const std::vector<CaseResult>& results) {
     std::vector<QuantitySummary> out;
@@ -143,9 +174,11 @@ std::vector<QuantitySummary> summarise(const std::vector<CaseResult>& results) {
             s.quantity = q;
             s.qualities = pass == 0 ? "high+medium" : "all";
             double sum = 0;
+            std::vector<const CaseResult*> counted;
             for (const auto& r : results) {
                 if (r.c.quantity != q || !r.predicted) continue;
                 if (pass == 0 && r.c.quality == "low") continue;
+                counted.push_back(&r);
                 const double e = std::fabs(r.error_fraction);
                 sum += e;
                 ++s.cases;
@@ -154,6 +187,7 @@ std::vector<QuantitySummary> summarise(const std::vector<CaseResult>& results) {
             }
             if (s.cases == 0) continue;
             s.mape = sum / s.cases;
+            add_band_counts(s, counted);
             out.push_back(s);
         }
     }

@@ -22,6 +22,11 @@ struct CaseResult {
     std::optional<double> predicted_as_transcribed;   // without `set`, when the case has one
     double error_fraction = 0;         // (predicted - measured) / measured
     std::string skipped;               // why no prediction (empty when predicted)
+    // Memory figures: the plan's uncertainty band around the prediction, in the case's unit.
+    std::optional<double> band_low, band_high;
+    bool in_band() const { return band_low && band_high && c.measured >= *band_low && c.measured <= *band_high; }
+    // Half the band's width as a fraction of the prediction (0 without a band).
+    double band_half_width_fraction() const;
 };
 
 struct QuantitySummary {
@@ -33,6 +38,11 @@ struct QuantitySummary {
     std::string worst_id;
     double worst_error = 0;
     int beyond_30 = 0;
+    // Band honesty (memory figures): of `banded` cases with a band, `in_band` have the measured value inside it;
+    // the median half-width of those bands as a fraction of the prediction.
+    int banded = 0;
+    int in_band = 0;
+    double band_median_half_width = 0;
 };
 
 // Reads cases.csv (columns id,job,quantity,measured,unit,source,note[,quality]); errors name file and line.

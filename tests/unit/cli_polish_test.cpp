@@ -87,17 +87,26 @@ TEST(CliPolish, PlanAndValidateCsv) {
     spec_test::write_scratch("csv_validate/job.yaml", spec_test::slurp(job));
     spec_test::write_scratch("csv_validate/cases.csv", "id,job,quantity,measured,unit,source,note\n"
                                                        "a,job.yaml,tokens_per_second_per_gpu,5000,tokens/s,test,\n"
-                                                       "b,missing.yaml,step_seconds,1,s,test,\n");
+                                                       "b,missing.yaml,step_seconds,1,s,test,\n"
+                                                       "c,job.yaml,allocated_peak,1,GiB,test,\n");
     r = run_ftbound({"validate", spec_test::scratch_dir() + "/csv_validate/cases.csv", "--csv"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     const auto v = csv_rows(r.out);
-    ASSERT_EQ(v.size(), 3u) << r.out;
+    ASSERT_EQ(v.size(), 4u) << r.out;
     EXPECT_EQ(v[0], (std::vector<std::string>{"id", "source", "quantity", "quality", "unit", "measured", "predicted",
-                                              "error_percent", "skipped"}));
+                                              "error_percent", "band_low", "band_high", "in_band", "skipped"}));
     EXPECT_EQ(v[1][0], "a");
     EXPECT_FALSE(v[1][6].empty());
+    EXPECT_TRUE(v[1][8].empty());     // a time quantity has no band
     EXPECT_TRUE(v[2][6].empty());     // not predicted: no number, the reason instead
-    EXPECT_FALSE(v[2][8].empty());
+    EXPECT_FALSE(v[2][11].empty());
+    // A memory figure carries the plan's band around its prediction, and says whether the measured value is inside.
+    ASSERT_FALSE(v[3][6].empty());
+    const double predicted = std::stod(v[3][6]), low = std::stod(v[3][8]), high = std::stod(v[3][9]);
+    EXPECT_LT(low, predicted);
+    EXPECT_GT(high, predicted);
+    EXPECT_LE(high - predicted, 0.10 * predicted + 1e-9);   // never wider than +/-10% of the figure
+    EXPECT_EQ(v[3][10], (1 >= low && 1 <= high) ? "true" : "false");
 }
 
 TEST(CliPolish, ProbeOutIsCheckedBeforeProbing) {

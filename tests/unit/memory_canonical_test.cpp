@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "ftbound/memory.hpp"
+#include "memory/activations.hpp"
+#include "memory/training_setup.hpp"
 #include "plan_test_util.hpp"
 
 namespace ftb {
@@ -182,6 +184,32 @@ TEST(MemoryCanonical, LoraMixedKeepsFrozenBaseInBf16) {
     EXPECT_DOUBLE_EQ(m.breakdown.weights_bytes, 469632);
     EXPECT_DOUBLE_EQ(m.breakdown.gradients_bytes, 65536);
     EXPECT_DOUBLE_EQ(m.breakdown.optimizer_bytes, 131072);
+}
+
+TEST(MemoryCanonical, LoraUnderAutocastKeepsTheStreamInTheComputeDtype) {
+    // torch.amp over a frozen bf16 base (LoRA, weights: mixed): the bf16 embedding output and bf16 frozen norms
+    // promote nothing, so the residual stream and the norms' output stay bf16; only the adapters are fp32. Full
+    // recompute then keeps each block's input in bf16: 64 x 2 = 128 bytes per token (not 256, the fp32 stream of a
+    // full fine-tune under amp, whose fp32 embedding promotes every residual add).
+    const Job lora = tiny_job({{"train.method", "lora"}, {"train.lora.rank", "8"}, {"train.lora.dropout", "0.1"},
+                               {"train.weights", "mixed"}});
+    const TrainingSetup s = derive_setup(lora);
+    ASSERT_TRUE(s.bytes.autocast);
+    EXPECT_DOUBLE_EQ(s.bytes.residual, 2);
+    EXPECT_DOUBLE_EQ(s.bytes.norm_out, 2);
+    EXPECT_DOUBLE_EQ(s.trainable_storage_bytes, 4);
+    const LayerSpec& l = lora.model.layers[0];
+    const LayerActivation a = layer_activation(l, lora.model, lora, s, false, true, 8);
+    EXPECT_DOUBLE_EQ(a.layer_input_per_token, 128);
+    // Each adapter keeps its dropout mask (1 B) and the bf16 cast of its dropped input that lora_A saves (2 B), and
+    // lora_B keeps lora_A's bf16 output (2 x 8): q, k, v 3 x (3 x 64 + 16) = 624, o 3 x 64 + 16 = 208, gate and up
+    // 2 x 208 = 416, down 3 x 128 + 16 = 400 -> 1,648 per token.
+    EXPECT_DOUBLE_EQ(a.per_token.projections_in, 1648);
+    const Job full = tiny_job({{"train.weights", "mixed"}});
+    const TrainingSetup f = derive_setup(full);
+    EXPECT_DOUBLE_EQ(f.bytes.residual, 4);
+    EXPECT_DOUBLE_EQ(f.bytes.norm_out, 4);
+    EXPECT_DOUBLE_EQ(layer_activation(l, full.model, full, f, true, true, 8).layer_input_per_token, 256);
 }
 
 TEST(MemoryCanonical, QloraNf4BytesPerWeight) {

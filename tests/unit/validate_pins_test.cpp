@@ -87,6 +87,68 @@ TEST(ValidatePins, UpdatingKeepsOtherFilesAndAsksAReasonOnlyForRisingPins) {
     EXPECT_EQ(updated[2].reason, "why it rose");
 }
 
+CaseResult banded(const std::string& id, double predicted, double low, double high) {
+    CaseResult r = result(id, "allocated_peak", (predicted - 100) / 100);
+    r.band_low = low, r.band_high = high;
+    return r;
+}
+
+TEST(ValidatePins, BandHonestyCountsMeasuredValuesInsideThePlansBand) {
+    // Measured 100 each. Bands: [95, 105] holds it; [101, 111] misses it (prediction 106 too high); [100, 120] holds it
+    // at its edge; an mfu case has no band and is not counted. Half-widths as fractions of the prediction: 5/100,
+    // 5/106, 10/110 -> sorted 0.0472, 0.05, 0.0909 -> median 0.05.
+    const std::vector<CaseResult> rs = {banded("a-1", 100, 95, 105), banded("a-2", 106, 101, 111),
+                                        banded("a-3", 110, 100, 120), result("a-4", "mfu", 0.1)};
+    const auto s = summarise(rs);
+    ASSERT_EQ(s.size(), 4u);   // allocated_peak and mfu, each high+medium and all
+    EXPECT_EQ(s[0].quantity, "allocated_peak");
+    EXPECT_EQ(s[0].banded, 3);
+    EXPECT_EQ(s[0].in_band, 2);
+    EXPECT_DOUBLE_EQ(s[0].band_median_half_width, 0.05);
+    EXPECT_EQ(s[2].quantity, "mfu");
+    EXPECT_EQ(s[2].banded, 0);
+    EXPECT_FALSE(rs[3].in_band());
+}
+
+TEST(ValidatePins, ACoveragePinFailsWhenFewerMeasuredValuesLieInsideTheBand) {
+    const std::vector<CaseResult> rs = {banded("a-1", 100, 95, 105), banded("a-2", 106, 101, 111)};
+    const auto sums = summarise(rs);
+    const std::string pins_csv = write_temp("coverage.csv",
+        "cases,source,quantity,qualities,cases_predicted,max_mape_percent,max_beyond_30,min_in_band,reason\n"
+        "c.csv,all,allocated_peak,all,2,5,0,1,one inside\n"
+        "c.csv,all,allocated_peak,high+medium,2,5,0,2,both inside\n");
+    const auto pins = read_pins(pins_csv);
+    ASSERT_EQ(pins.size(), 2u);
+    EXPECT_EQ(pins[0].min_in_band, 1);
+    const auto checks = check_pins(pins, "c.csv", sums);
+    ASSERT_EQ(checks.size(), 2u);
+    EXPECT_TRUE(checks[1].ok == false && checks[0].ok == true) << checks[0].message << " / " << checks[1].message;
+    EXPECT_NE(checks[1].message.find("1 of 2 measured inside the plan's band, pinned at least 2"), std::string::npos)
+        << checks[1].message;
+    // Updating asks a reason when the coverage drops, and writes the count back.
+    std::vector<std::string> rising;
+    const auto updated = updated_pins(pins, "c.csv", sums, "why", rising);
+    ASSERT_EQ(rising.size(), 1u);
+    EXPECT_NE(rising[0].find("in band 2 -> 1"), std::string::npos) << rising[0];
+    const std::string out = write_temp("coverage_out.csv", "");
+    write_pins(out, updated);
+    const auto again = read_pins(out);
+    ASSERT_EQ(again.size(), 2u);
+    EXPECT_EQ(again[0].min_in_band, 1);
+    EXPECT_EQ(again[1].min_in_band, 1);
+}
+
+TEST(ValidatePins, PinsWithoutCoverageLeaveItUnpinned) {
+    const std::string pins_csv = write_temp("no_coverage.csv",
+        "cases,source,quantity,qualities,cases_predicted,max_mape_percent,max_beyond_30,reason\n"
+        "c.csv,all,allocated_peak,all,1,50,0,old file\n");
+    const auto pins = read_pins(pins_csv);
+    ASSERT_EQ(pins.size(), 1u);
+    EXPECT_EQ(pins[0].min_in_band, -1);
+    const auto checks = check_pins(pins, "c.csv", summarise({banded("a-1", 130, 120, 140)}));
+    EXPECT_TRUE(checks.at(0).ok) << checks.at(0).message;
+}
+
 TEST(ValidatePins, BadPinsFilesNameFileRowAndField) {
     const std::string bad = write_temp("bad.csv",
         "cases,source,quantity,qualities,cases_predicted,max_mape_percent,max_beyond_30\nc.csv,all,mfu,all,2,x,0\n");
@@ -98,6 +160,15 @@ TEST(ValidatePins, BadPinsFilesNameFileRowAndField) {
     }
     const std::string missing = write_temp("missing.csv", "cases,source,quantity\n");
     EXPECT_THROW(read_pins(missing), InputError);
+    const std::string coverage = write_temp("bad_coverage.csv",
+        "cases,source,quantity,qualities,cases_predicted,max_mape_percent,max_beyond_30,min_in_band\n"
+        "c.csv,all,mfu,all,2,1,0,1.5\n");
+    try {
+        read_pins(coverage);
+        FAIL() << "accepted a fractional count";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "row 2 min_in_band");
+    }
     const std::string qualities = write_temp("qualities.csv",
         "cases,source,quantity,qualities,cases_predicted,max_mape_percent,max_beyond_30\nc.csv,all,mfu,best,2,1,0\n");
     EXPECT_THROW(read_pins(qualities), InputError);
