@@ -78,6 +78,7 @@ struct ParallelSpec {
     int zero = 0;
     PipelineSchedule pp_schedule = PipelineSchedule::one_f_one_b;
     int64_t virtual_stages = 1;
+    bool pp_edges_as_layers = false;   // the embedding and the head + loss each take one block's place in the split
 };
 
 struct OffloadSpec {

@@ -21,10 +21,11 @@ inline constexpr double kGlibcMmapThresholdMaxBytes = 32.0 * 1048576;
 double heap_transient_bytes(const Job& job, const TrainingSetup& set, const StageMemory& s);
 
 // Heap bytes the process holds above its live tensors at the step's peak. ASSUMPTION, not fitted: one more
-// copy of the heap's transient bytes (the next step's requests land beside the holes the previous one left).
-// Measured on this project's CPU grid (validation/measured/cpu-vm): held / transient from 0.46 to 1.9,
-// median 1.1; with the dynamic threshold turned off (MALLOC_MMAP_THRESHOLD_=131072) the 23M full case's
-// RSS fell from 0.861 to 0.704 GiB, to within 0.044 GiB of imported runtime + live peak.
+// copy of the heap's transient bytes. Measured on this project's CPU grid (validation/measured/cpu-vm): held /
+// transient from 0.50 to 1.9 over 22 cases, median 1.05; tools/groundtruth/heap_trace.py shows the held space
+// opening within the first step's forward (its freed intermediates), not only beside the previous step's holes.
+// With the dynamic threshold turned off (MALLOC_MMAP_THRESHOLD_=131072) the 23M full case's RSS fell from
+// 0.861 to 0.704 GiB, to within 0.044 GiB of imported runtime + live peak.
 double glibc_heap_retained_bytes(const Job& job, const TrainingSetup& set, const StageMemory& s);
 
 }  // namespace ftb

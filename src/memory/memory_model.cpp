@@ -44,11 +44,12 @@ StageMemory stage_memory(const Job& job, const TrainingSetup& set, const StageSp
     return s;
 }
 
-// Pipeline stages that can hold the peak: the first (most in-flight micro-batches, the embedding) and the
-// last (the head and the logits).
-std::vector<int64_t> candidate_stages(int64_t pp) {
-    if (pp <= 1) return {0};
-    return {0, pp - 1};
+// Pipeline stages that can hold the peak: the first (most in-flight micro-batches, the embedding), the last (the
+// head and the logits) and, with the embedding and the head counted as layers, a middle stage (the most blocks).
+std::vector<int64_t> candidate_stages(const ParallelSpec& par) {
+    if (par.pp <= 1) return {0};
+    if (par.pp_edges_as_layers && par.pp > 2) return {0, 1, par.pp - 1};
+    return {0, par.pp - 1};
 }
 
 }  // namespace
@@ -66,8 +67,8 @@ MemoryResult plan_memory(const Job& job, MemoryWalk* walk) {
 
     PhasePeak best;
     double host_per_gpu = 0, heap_retained = 0;
-    for (const int64_t stage : candidate_stages(job.spec.parallel.pp)) {
-        const StageSplit split = stage_split(layers, job.spec.parallel.pp, stage);
+    for (const int64_t stage : candidate_stages(job.spec.parallel)) {
+        const StageSplit split = stage_split(layers, job.spec.parallel.pp, stage, job.spec.parallel.pp_edges_as_layers);
         const StageMemory s = stage_memory(job, set, split, stage);
         std::vector<MemoryWalkPoint> points;
         const PhasePeak peak = walk_step(job, s, walk ? &points : nullptr);

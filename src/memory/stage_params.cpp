@@ -4,11 +4,15 @@
 
 namespace ftb {
 
-StageSplit stage_split(int64_t layers, int64_t pp, int64_t stage) {
-    const int64_t base = layers / pp, extra = layers % pp;
+StageSplit stage_split(int64_t layers, int64_t pp, int64_t stage, bool edges_as_layers) {
+    const int64_t edge = edges_as_layers && pp > 1 ? 1 : 0;   // unit 0 is the embedding, the last unit the head
+    const int64_t units = layers + 2 * edge;
+    const int64_t base = units / pp, extra = units % pp;
+    const int64_t first_unit = stage * base + std::min(stage, extra);
+    const int64_t last_unit = first_unit + base + (stage < extra ? 1 : 0);
     StageSplit s;
-    s.first = stage * base + std::min(stage, extra);
-    s.last = s.first + base + (stage < extra ? 1 : 0);
+    s.first = std::clamp<int64_t>(first_unit - edge, 0, layers);
+    s.last = std::clamp<int64_t>(last_unit - edge, s.first, layers);
     s.has_embedding = stage == 0;
     s.has_head = stage == pp - 1;
     return s;

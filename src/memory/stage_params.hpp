@@ -15,7 +15,11 @@ struct StageSplit {
 };
 
 // Megatron's even split of `layers` blocks over `pp` stages; the first stages take the remainder.
-StageSplit stage_split(int64_t layers, int64_t pp, int64_t stage);
+// `edges_as_layers`: the embedding and the head + loss each count as one more layer to split (Megatron-LM
+// account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split: "Increase the number of layers by
+// one if we include the embedding (loss) layer", megatron/core/transformer/transformer_block.py; Llama 3 "we reduce one Transformer layer each from the first and the last stages",
+// arXiv 2407.21783 §3.3.2), so the first and the last stage hold one block fewer.
+StageSplit stage_split(int64_t layers, int64_t pp, int64_t stage, bool edges_as_layers = false);
 
 struct StageParams {
     double trainable = 0;          // trainable parameters stored on this GPU (after TP/EP/PP, before ZeRO)

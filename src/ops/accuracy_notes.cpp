@@ -20,9 +20,9 @@ void cpu_notes(const Job& job, std::vector<std::string>& out) {
     out.push_back(fmt::format(
         "CPU server: against our own PyTorch 1.13 runs on a 2-core AMD EPYC VM (validation/measured/cpu-vm/, "
         "Llama models, full and LoRA, fp32, 1-2 threads; `ftbound validate validation/measured/cpu-vm/cases.csv`) "
-        "with the rates `ftbound probe --torch` measured there, step times of 14 configurations (23M-134M "
-        "parameters) are within -22% to +29% (MAPE 14%) and the peak RSS of 18 (23M-0.9B) within -12% to +16% "
-        "(MAPE 5%; what glibc's heap keeps is an assumption, src/memory/host_heap.cpp). {}",
+        "with the rates `ftbound probe --torch` measured there, step times of 22 configurations (23M-0.9B "
+        "parameters) are within -22% to +29% (MAPE 11%) and their peak RSS within -12% to +17% (MAPE 6%; what "
+        "glibc's heap keeps is an assumption, src/memory/host_heap.cpp). {}",
         probed ? fmt::format("This plan uses probed rates of {} ({} cores)", dev.name, dev.cores)
                : fmt::format("On {} x {} ({} cores each) the rates are datasheet peaks times efficiencies measured "
                              "on 1-2 cores, and PyTorch's per-op time, fresh-page writes and thread-pool waits are "

@@ -58,6 +58,19 @@ DataRead data_read(const Job& job, const TimeResult& t, const StorageTier& tier,
 
 }  // namespace
 
+namespace {
+
+// Mean node draw over the time the nodes are held: checkpoint writes and restarts run no kernels, so those
+// seconds draw the node's idle power (node_power at zero utilisation), the rest the training step's.
+double held_node_w(const SystemSpec& sys, double training_node_w, const ReliabilityResult& rel, double held_s) {
+    if (!rel.progresses || !(held_s > 0)) return training_node_w;
+    const double idle_s = std::min(held_s, rel.checkpoint_overhead_seconds + rel.expected_interruptions * rel.restart_seconds);
+    const double idle_node_w = node_power(sys, 0, 0, 0).node_w;
+    return (training_node_w * (held_s - idle_s) + idle_node_w * idle_s) / held_s;
+}
+
+}  // namespace
+
 OperationsResult plan_operations(const Job& job, const MemoryResult& mem, const TimeResult& t, double storage_speedup) {
     OperationsResult r;
     const SystemSpec& sys = job.system;
@@ -94,7 +107,7 @@ OperationsResult plan_operations(const Job& job, const MemoryResult& mem, const 
     r.reliability = reliability(fm, gpus, r.job_seconds, ckpt_bytes, r.checkpoint.seconds, restart, price_per_second,
                                 t.step_seconds);
     const double held = r.reliability.progresses ? r.reliability.wall_seconds : r.job_seconds;
-    r.energy = energy_and_cost(held, r.power.node_w, sys.nodes, js.ops, r.price);
+    r.energy = energy_and_cost(held, held_node_w(sys, r.power.node_w, r.reliability, held), sys.nodes, js.ops, r.price);
     return r;
 }
 

@@ -168,6 +168,7 @@ void read_parallel(const Fields& p, JobSpec& j, int64_t devices, bool& dp_auto) 
     par.zero = static_cast<int>(p.get_int("zero", 0, 3).value_or(0));
     par.pp_schedule = choose(p, "pp_schedule", kSchedules, "1f1b");
     par.virtual_stages = p.get_int("virtual_stages", 1, 1024).value_or(1);
+    par.pp_edges_as_layers = p.get_bool("pp_edges_as_layers").value_or(false);
 }
 
 void read_offload(const Fields& o, JobSpec& j) {
@@ -391,9 +392,13 @@ void check_job(const Job& job) {
     if (p.pp > static_cast<int64_t>(m.num_layers()))
         throw InputError(file, "parallel.pp", "pp=" + std::to_string(p.pp) + " exceeds the " +
                                                   std::to_string(m.num_layers()) + " layers");
-    if (p.pp_schedule == PipelineSchedule::interleaved && p.virtual_stages > 1 &&
-        static_cast<int64_t>(m.num_layers()) < p.pp * p.virtual_stages)
-        throw InputError(file, "parallel.virtual_stages", "pp*virtual_stages exceeds the layer count");
+    // With pp_edges_as_layers the embedding and the head each fill one model chunk of their own.
+    const int64_t split_units = static_cast<int64_t>(m.num_layers()) + (p.pp_edges_as_layers && p.pp > 1 ? 2 : 0);
+    if (p.pp_schedule == PipelineSchedule::interleaved && p.virtual_stages > 1 && split_units < p.pp * p.virtual_stages)
+        throw InputError(file, "parallel.virtual_stages",
+                         "pp*virtual_stages = " + std::to_string(p.pp * p.virtual_stages) +
+                             " exceeds the layer count (" + std::to_string(split_units) +
+                             (p.pp_edges_as_layers ? " with the embedding and the head)" : ")"));
     if (j.train.seq_len % p.cp != 0)
         throw InputError(file, "parallel.cp", "cp=" + std::to_string(p.cp) + " does not divide seq_len " +
                                                   std::to_string(j.train.seq_len));

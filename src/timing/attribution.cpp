@@ -63,7 +63,8 @@ void set_step_totals(TimeResult& res, std::vector<StepPhase> phases) {
 }
 
 double hardware_flops_per_step(const ParallelSpec& par, const StageWork& stage, double grad_accumulation) {
-    const double per_replica_mb = par.pp > 1 ? double(par.pp - 1) * stage.first_stage_flops + stage.last_stage_flops
+    const double per_replica_mb = par.pp > 1 ? stage.first_stage_flops + double(par.pp - 2) * stage.middle_stage_flops +
+                                                   stage.last_stage_flops
                                              : stage.first_stage_flops;
     return per_replica_mb * grad_accumulation * double(par.tp * par.cp) * double(par.dp);
 }

@@ -304,13 +304,20 @@ void schedule_expert_parallel(Schedule& s, const ScheduleInputs& in) {
     s.comm_busy_s += in.grad_accumulation * per_mb;
 }
 
-// Pipeline: activations to the next stage and gradients back, per micro-batch.
+// Pipeline: activations to the next stage and gradients back, per micro-batch and model chunk. With sequence
+// parallelism the stage boundary tensor is sharded over tp (Megatron-LM megatron/core/pipeline_parallel/
+// schedules.py get_tensor_shapes: seq_length // tp_size); interleaving crosses v chunk boundaries per rank, so
+// "the amount of communication also increases by v" (Narayanan et al. 2021, §2.2.2).
 void schedule_pipeline_transfers(Schedule& s, const ScheduleInputs& in) {
-    if (in.job.spec.parallel.pp <= 1) return;
-    const double bytes = in.tokens_per_gpu * double(in.job.model.hidden) * in.set.bytes.act;
+    const ParallelSpec& par = in.job.spec.parallel;
+    if (par.pp <= 1) return;
+    const double sp_div = par.sequence_parallel ? double(par.tp) : 1.0;
+    const double chunks = par.pp_schedule == PipelineSchedule::interleaved ? double(std::max<int64_t>(1, par.virtual_stages)) : 1.0;
+    const double bytes = in.tokens_per_gpu * double(in.job.model.hidden) * in.set.bytes.act / sp_div;
     const CollectiveCost cc = collective_cost(Collective::send_recv, bytes, in.groups.pp);
-    s.ledger.add("pipeline send/recv", 2 * in.grad_accumulation * cc.seconds, comm_resource(in.groups.pp, cc));
-    s.comm_busy_s += 2 * in.grad_accumulation * cc.seconds;
+    const double seconds = 2 * chunks * in.grad_accumulation * cc.seconds;
+    s.ledger.add("pipeline send/recv", seconds, comm_resource(in.groups.pp, cc));
+    s.comm_busy_s += seconds;
 }
 
 void schedule_data_parallel(Schedule& s, const ScheduleInputs& in) {

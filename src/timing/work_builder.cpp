@@ -1,6 +1,8 @@
 // The work builder (work_builder.hpp): blocks -> kernels with their time on this device.
 #include "timing/work_builder.hpp"
 
+#include "memory/stage_params.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -550,25 +552,39 @@ double host_seconds_per_kernel(const Job& job, const ResourceScale& scale) {
     return (kKernelLaunchHostSeconds + job.framework.host_overhead_per_kernel_us * 1e-6) / scale[Resource::launch_overhead];
 }
 
+namespace {
+
+// The stages that can set the pace: the first (embedding, most blocks under the plain split), the last (head and
+// loss) and, when the embedding and the head count as layers, a middle stage (the most blocks).
+std::vector<int64_t> pacing_stages(const ParallelSpec& par) {
+    if (par.pp <= 1) return {0};
+    if (par.pp_edges_as_layers && par.pp > 2) return {0, 1, par.pp - 1};
+    return {0, par.pp - 1};
+}
+
+}  // namespace
+
 StageWork critical_stage_work(const WorkContext& c, const MicroBatchShape& shape) {
-    const int64_t pp = c.job.spec.parallel.pp;
+    const ParallelSpec& par = c.job.spec.parallel;
     const int64_t L = int64_t(c.job.model.num_layers());
-    const int64_t base = L / pp, extra = L % pp;
-    // Stages in between are like the first (embedding lookups cost little): the first and the last bound the pace.
     StageWork best;
-    for (int64_t stage = 0; stage < pp; stage = (stage == 0 && pp > 1) ? pp - 1 : pp) {
-        const int64_t first = stage * base + std::min(stage, extra);
-        const int64_t last = first + base + (stage < extra ? 1 : 0);
-        StageWork s = stage_work(c, shape, stage, first, last);
+    double first_flops = 0, middle_flops = -1, last_flops = 0;
+    bool have = false;
+    for (const int64_t stage : pacing_stages(par)) {
+        const StageSplit sp = stage_split(L, par.pp, stage, par.pp_edges_as_layers);
+        StageWork s = stage_work(c, shape, stage, sp.first, sp.last);
         const double flops = s.forward.flops + s.backward.flops + s.recompute.flops;
-        (stage == 0 ? best.first_stage_flops : best.last_stage_flops) = flops;
+        (stage == 0 ? first_flops : stage == par.pp - 1 ? last_flops : middle_flops) = flops;
         // wall_s is the micro-batch as the stream sees it (on a CPU: ops and their dispatch, one after the other).
-        if (stage == 0 || s.wall_s > std::max(best.gpu_s, best.wall_s)) {
-            const double first_flops = best.first_stage_flops, last_flops = best.last_stage_flops;
+        if (!have || s.wall_s > std::max(best.gpu_s, best.wall_s)) {
             best = std::move(s);
-            best.first_stage_flops = first_flops, best.last_stage_flops = last_flops;
+            have = true;
         }
     }
+    best.first_stage_flops = first_flops;
+    best.last_stage_flops = last_flops;
+    // Stages in between are like the first under the plain split (embedding lookups cost little).
+    best.middle_stage_flops = middle_flops >= 0 ? middle_flops : first_flops;
     return best;
 }
 

@@ -81,6 +81,7 @@ struct StageWork {
     double wall_s = 0;            // the micro-batch as the stream sees it: kernels, or the host when it is slower
     double first_stage_flops = 0; // one micro-batch on a first-stage GPU
     double last_stage_flops = 0;  // one micro-batch on a last-stage GPU
+    double middle_stage_flops = 0; // one micro-batch on a GPU of a stage in between
     double launch_idle_s() const { return wall_s - gpu_s; }   // GPU waiting for the host
 };
 

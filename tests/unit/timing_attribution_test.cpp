@@ -54,9 +54,13 @@ TEST(TimingAttribution, HardwareFlopsCountEveryStageOfEveryReplica) {
     ParallelSpec par;
     par.pp = 4, par.tp = 2, par.cp = 1, par.dp = 3;
     StageWork s;
-    s.first_stage_flops = 10, s.last_stage_flops = 16;
-    // (3 x 10 + 16) per micro-batch per TP rank, 5 micro-batches, 2 TP ranks, 3 replicas.
+    s.first_stage_flops = 10, s.middle_stage_flops = 10, s.last_stage_flops = 16;
+    // (10 + 2 x 10 + 16) per micro-batch per TP rank, 5 micro-batches, 2 TP ranks, 3 replicas.
     EXPECT_DOUBLE_EQ(hardware_flops_per_step(par, s, 5), 46.0 * 5 * 2 * 3);
+    // A first stage one block lighter than the two in between (the embedding counted as a layer).
+    s.first_stage_flops = 8;
+    EXPECT_DOUBLE_EQ(hardware_flops_per_step(par, s, 5), 44.0 * 5 * 2 * 3);
+    s.first_stage_flops = 10;
     par.pp = 1;
     EXPECT_DOUBLE_EQ(hardware_flops_per_step(par, s, 5), 10.0 * 5 * 2 * 3);
 }

@@ -85,6 +85,31 @@ TEST(TimingScheduler, ComputeRepeatsPerMicroBatchAndThePipelineBubbleIsPMinusOne
     EXPECT_DOUBLE_EQ(s.windows.forward_s, 8.0);
 }
 
+TEST(TimingScheduler, PipelineTransfersCrossEveryChunkBoundaryAndShrinkWithSequenceParallel) {
+    // One micro-batch, 8 tokens x hidden 64 x 2 bytes = 1024 B over the stage boundary, both ways.
+    const Fixture plain = fixture({{"parallel.pp", "2"}, {"model.num_hidden_layers", "8"}}, 2);
+    const StageWork stage = stage_of(1, 1, 0, 2);
+    Schedule one;
+    schedule_pipeline_transfers(one, ScheduleInputs{plain.job, plain.mem, plain.set, plain.rates, plain.scale,
+                                                    plain.groups, stage, 8, 1});
+    const CollectiveCost hop = collective_cost(Collective::send_recv, 8 * 64 * 2, plain.groups.pp);
+    EXPECT_DOUBLE_EQ(phase(one.ledger, "pipeline send/recv"), 2 * hop.seconds);
+    // Interleaved with 4 chunks per rank: 4 boundaries per micro-batch each way (Narayanan et al. 2021 §2.2.2).
+    const Fixture inter = fixture({{"parallel.pp", "2"}, {"model.num_hidden_layers", "8"},
+                                   {"parallel.pp_schedule", "interleaved"}, {"parallel.virtual_stages", "4"}}, 2);
+    Schedule four;
+    schedule_pipeline_transfers(four, ScheduleInputs{inter.job, inter.mem, inter.set, inter.rates, inter.scale,
+                                                     inter.groups, stage, 8, 1});
+    EXPECT_DOUBLE_EQ(phase(four.ledger, "pipeline send/recv"), 4 * 2 * hop.seconds);
+    // Sequence parallel over tp 2: each rank sends its half of the sequence.
+    const Fixture sp = fixture({{"parallel.pp", "2"}, {"parallel.tp", "2"}, {"parallel.sequence_parallel", "true"},
+                                {"model.num_hidden_layers", "8"}}, 4);
+    Schedule half;
+    schedule_pipeline_transfers(half, ScheduleInputs{sp.job, sp.mem, sp.set, sp.rates, sp.scale, sp.groups, stage, 8, 1});
+    const CollectiveCost half_hop = collective_cost(Collective::send_recv, 8 * 64 * 2 / 2.0, sp.groups.pp);
+    EXPECT_DOUBLE_EQ(phase(half.ledger, "pipeline send/recv"), 2 * half_hop.seconds);
+}
+
 TEST(TimingScheduler, ContextParallelExchangeShowsOnlyBeyondTheLocalAttention) {
     const Fixture f = fixture({{"parallel.cp", "2"}, {"train.seq_len", "64"}, {"train.global_batch", "1"}}, 2);
     StageWork stage = stage_of(1, 1, 0, 2);

@@ -3,6 +3,7 @@
 // FFN 128, vocab 1000) on one H100 SXM.
 #include <gtest/gtest.h>
 
+#include "memory/stage_params.hpp"
 #include "memory/training_setup.hpp"
 #include "plan_test_util.hpp"
 #include "timing/work_builder.hpp"
@@ -250,6 +251,41 @@ TEST(TimingWorkBuilder, CpuStepPaysPerOpTimeAndTheThreadPoolsTakingTurnsPerGemmC
     const double kernels = s.forward.kernels + s.backward.kernels + s.recompute.kernels;
     EXPECT_DOUBLE_EQ(s.host_issue_s, kernels * 10e-6 + 2 * b.job.framework.host_overhead_per_block_us * 1e-6);
     EXPECT_DOUBLE_EQ(s.wall_s, s.gpu_s + s.host_issue_s + s.pool_switch_s);
+}
+
+TEST(TimingWorkBuilder, EmbeddingAndHeadCountedAsLayersLeaveTheEdgeStagesOneBlockFewer) {
+    // Llama 3 405B: 126 blocks + embedding + head = 128 units over 16 stages of 8 (arXiv 2407.21783 §3.3.2).
+    const StageSplit first = stage_split(126, 16, 0, true), second = stage_split(126, 16, 1, true);
+    const StageSplit before_last = stage_split(126, 16, 14, true), last = stage_split(126, 16, 15, true);
+    EXPECT_EQ(first.first, 0);
+    EXPECT_EQ(first.blocks(), 7);
+    EXPECT_EQ(second.first, 7);
+    EXPECT_EQ(second.blocks(), 8);
+    EXPECT_EQ(before_last.last, 119);
+    EXPECT_EQ(before_last.blocks(), 8);
+    EXPECT_EQ(last.first, 119);
+    EXPECT_EQ(last.last, 126);
+    EXPECT_TRUE(first.has_embedding);
+    EXPECT_TRUE(last.has_head);
+    // The plain split gives the remainder to the first stages: 14 stages of 8, then 2 of 7.
+    EXPECT_EQ(stage_split(126, 16, 0).blocks(), 8);
+    EXPECT_EQ(stage_split(126, 16, 15).blocks(), 7);
+    // One stage holds everything either way.
+    EXPECT_EQ(stage_split(126, 1, 0, true).blocks(), 126);
+}
+
+TEST(TimingWorkBuilder, WithTheEdgesCountedAsLayersAMiddleStageSetsThePace) {
+    // 6 blocks + embedding + head over 4 stages: 1, 2, 2, 1 blocks; the middle stages run 2 blocks per micro-batch.
+    // A 64-token vocabulary keeps the head smaller than a block.
+    const Built b = build({{"model.num_hidden_layers", "6"}, {"model.vocab_size", "64"}, {"parallel.pp", "4"},
+                           {"parallel.pp_edges_as_layers", "true"}, {"train.global_batch", "4"}}, 4);
+    const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
+    const StageWork s = critical_stage_work(c, micro_batch_shape(b.job));
+    EXPECT_EQ(s.layer_forward_s.size(), 2u);
+    // Model FLOPs per replica: first + 2 middle + last = all 6 blocks, the embedding and the head once.
+    const double block = s.middle_stage_flops / 2;
+    EXPECT_GT(s.last_stage_flops, block);   // one block plus the head
+    EXPECT_NEAR(s.first_stage_flops, block, block * 0.01);   // one block (the embedding lookup has no FLOPs)
 }
 
 }  // namespace

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Per-op trace of glibc's heap during cpu_collect's training step: after every ATen op, malloc's bytes in use and
+bytes obtained from the kernel (mallinfo2). Shows where the gap between the two (what peak RSS holds beyond the
+live tensors) opens, per phase of each step (zero_grad, forward with loss, backward, optimizer).
+
+    /usr/bin/python3 tools/groundtruth/heap_trace.py llama-58m full 8 128
+"""
+import argparse
+import collections
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import cpu_collect  # noqa: E402  (the grid's models, LoRA settings and mallinfo2 reader)
+
+GIB = 2 ** 30
+
+
+def traced_steps(model_name, method, micro_batch, seq_len, steps, threads):
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from llama_torch import LlamaLM, apply_lora
+
+    torch.manual_seed(0)
+    torch.set_num_threads(threads)
+    cfg = cpu_collect.MODELS[model_name]
+    model = LlamaLM(cfg)
+    if method in cpu_collect.LORAS:
+        lora = cpu_collect.LORAS[method]
+        apply_lora(model, lora["targets"], lora["rank"], lora["alpha"])
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+    tokens = torch.randint(0, cfg["vocab_size"], (micro_batch, seq_len))
+    samples, phase = [], ["init"]
+
+    class AfterEachOp(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            in_use, obtained = cpu_collect._mallinfo()
+            samples.append((phase[0], in_use, obtained))
+            return out
+
+    for step in range(steps):
+        with AfterEachOp():
+            phase[0] = f"step {step} zero_grad"
+            opt.zero_grad(set_to_none=True)
+            phase[0] = f"step {step} forward"
+            loss = model(tokens)
+            phase[0] = f"step {step} backward"
+            loss.backward()
+            phase[0] = f"step {step} optimizer"
+            opt.step()
+        del loss
+    return samples
+
+
+def summarise(samples):
+    phases = collections.OrderedDict()
+    for name, in_use, obtained in samples:
+        p = phases.setdefault(name, dict(first=(in_use, obtained), peak=(0, 0), obtained_max=0))
+        if in_use > p["peak"][0]:
+            p["peak"] = (in_use, obtained)
+        p["obtained_max"] = max(p["obtained_max"], obtained)
+    print(f"{'phase':22s} {'in use at start':>16s} {'free at start':>14s} {'peak in use':>12s} {'free at peak':>13s} {'obtained max':>13s}  (GiB)")
+    for name, p in phases.items():
+        print(f"{name:22s} {p['first'][0] / GIB:16.3f} {(p['first'][1] - p['first'][0]) / GIB:14.3f} "
+              f"{p['peak'][0] / GIB:12.3f} {(p['peak'][1] - p['peak'][0]) / GIB:13.3f} {p['obtained_max'] / GIB:13.3f}")
+    peak_in_use = max(s[1] for s in samples)
+    peak_obtained = max(s[2] for s in samples)
+    print(f"whole run: peak in use {peak_in_use / GIB:.3f} GiB, peak obtained {peak_obtained / GIB:.3f} GiB, "
+          f"held beyond the live peak {(peak_obtained - peak_in_use) / GIB:.3f} GiB; "
+          f"VmHWM {cpu_collect._rss()['hwm_bytes'] / GIB:.3f} GiB")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("model", choices=sorted(cpu_collect.MODELS))
+    ap.add_argument("method", choices=["full"] + sorted(cpu_collect.LORAS))
+    ap.add_argument("micro_batch", type=int)
+    ap.add_argument("seq_len", type=int)
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    summarise(traced_steps(args.model, args.method, args.micro_batch, args.seq_len, args.steps, args.threads))
+
+
+if __name__ == "__main__":
+    main()
