@@ -56,10 +56,6 @@ DataRead data_read(const Job& job, const TimeResult& t, const StorageTier& tier,
     return d;
 }
 
-}  // namespace
-
-namespace {
-
 // Mean node draw over the time the nodes are held: checkpoint writes and restarts run no kernels, so those
 // seconds draw the node's idle power (node_power at zero utilisation), the rest the training step's.
 double held_node_w(const SystemSpec& sys, double training_node_w, const ReliabilityResult& rel, double held_s) {
