@@ -78,9 +78,15 @@ TEST(CliPolish, PlanAndValidateCsv) {
     ASSERT_EQ(rows[0].size(), rows[1].size());
     const nlohmann::json j = nlohmann::json::parse(run_ftbound({"plan", job, "--json"}).out);
     for (size_t i = 0; i < rows[0].size(); ++i) {
-        if (rows[0][i] == "memory.allocated_peak_bytes") EXPECT_EQ(rows[1][i], j["memory"]["allocated_peak_bytes"].dump());
-        if (rows[0][i] == "step.seconds") EXPECT_DOUBLE_EQ(std::stod(rows[1][i]), j["step"]["seconds"].get<double>());
-        if (rows[0][i] == "bottleneck.resource") EXPECT_EQ(rows[1][i], j["bottleneck"]["resource"]);
+        if (rows[0][i] == "memory.allocated_peak_bytes") {
+            EXPECT_EQ(rows[1][i], j["memory"]["allocated_peak_bytes"].dump());
+        }
+        if (rows[0][i] == "step.seconds") {
+            EXPECT_DOUBLE_EQ(std::stod(rows[1][i]), j["step"]["seconds"].get<double>());
+        }
+        if (rows[0][i] == "bottleneck.resource") {
+            EXPECT_EQ(rows[1][i], j["bottleneck"]["resource"]);
+        }
     }
     EXPECT_EQ(run_ftbound({"plan", job, "--csv", "--json"}).exit_code, 2);
 

@@ -77,9 +77,14 @@ void expect_integers(const nlohmann::json& j, const std::string& path) {
         for (const auto& [k, v] : j.items()) {
             const std::string p = path.empty() ? k : path + "." + k;
             const bool bytes = k.size() > 6 && k.compare(k.size() - 6, 6, "_bytes") == 0;
-            if (bytes && v.is_number()) EXPECT_TRUE(v.is_number_integer()) << p << " = " << v.dump();
-            if (bytes && v.is_array())
-                for (const auto& e : v) EXPECT_TRUE(e.is_number_integer()) << p << "[] = " << e.dump();
+            if (bytes && v.is_number()) {
+                EXPECT_TRUE(v.is_number_integer()) << p << " = " << v.dump();
+            }
+            if (bytes && v.is_array()) {
+                for (const auto& e : v) {
+                    EXPECT_TRUE(e.is_number_integer()) << p << "[] = " << e.dump();
+                }
+            }
             expect_integers(v, p);
         }
     } else if (j.is_array()) {

@@ -212,7 +212,9 @@ TEST(MemoryCanonical, DeepSpeedContiguousGradientBucketIsAllocatedWhole) {
     plan_memory(lora, &lora_walk);
     double backward_max = 0;
     for (const auto& pt : lora_walk.points) {
-        if (pt.phase == MemoryPhase::forward) EXPECT_DOUBLE_EQ(pt.live.gradients_bytes, 0);
+        if (pt.phase == MemoryPhase::forward) {
+            EXPECT_DOUBLE_EQ(pt.live.gradients_bytes, 0);
+        }
         if (pt.phase == MemoryPhase::backward) backward_max = std::max(backward_max, pt.live.gradients_bytes);
     }
     EXPECT_GE(backward_max, 200000);

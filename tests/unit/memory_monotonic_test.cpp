@@ -138,7 +138,9 @@ TEST(MemoryMonotonic, LimitsAgreeWithFitsAtTheBoundary) {
             trial.spec.train.micro_batch = mb;
             EXPECT_TRUE(within_capacity(plan_memory(trial))) << c.name << " max_micro_batch " << mb;
         }
-        if (mb > 0) EXPECT_NE(plan_memory(trial).verdict, MemoryVerdict::does_not_fit) << c.name;
+        if (mb > 0) {
+            EXPECT_NE(plan_memory(trial).verdict, MemoryVerdict::does_not_fit) << c.name;
+        }
         trial.spec.train.micro_batch = mb + 1;
         EXPECT_FALSE(within_capacity(plan_memory(trial))) << c.name << " max_micro_batch " << mb << " but " << mb + 1 << " fits";
 

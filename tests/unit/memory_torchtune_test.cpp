@@ -54,7 +54,9 @@ TEST(MemoryTorchtune, ChunkedOutputLossKeepsBf16ChunksAndOneChunkInFlight) {
     EXPECT_DOUBLE_EQ(c->live.logits_bytes, 18000);
     EXPECT_DOUBLE_EQ(e->live.logits_bytes, 56000);
     for (const MemoryWalkPoint& p : compiled.points)
-        if (p.phase == MemoryPhase::backward) EXPECT_DOUBLE_EQ(p.live.logits_bytes, 0) << "block " << p.block;
+        if (p.phase == MemoryPhase::backward) {
+            EXPECT_DOUBLE_EQ(p.live.logits_bytes, 0) << "block " << p.block;
+        }
 }
 
 TEST(MemoryTorchtune, TiedHeadGradientLivesFromTheLossToTheEmbeddingBackward) {
