@@ -61,9 +61,7 @@ double signed_log_error(const FitCase& fc, double factor) {
 double median_signed_log_error(const std::vector<const FitCase*>& cases, double factor) {
     std::vector<double> e;
     for (const FitCase* fc : cases) e.push_back(signed_log_error(*fc, factor));
-    std::sort(e.begin(), e.end());
-    const size_t n = e.size();
-    return n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
+    return median(std::move(e));
 }
 
 // The factor at which half the cases are predicted too fast: the median throughput-signed log error crosses zero.

@@ -140,14 +140,14 @@ double CaseResult::band_half_width_fraction() const {
     return (*band_high - *band_low) / 2 / *predicted;
 }
 
-namespace {
-
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+double median(std::vector<double> values) {
+    if (values.empty()) return 0;
+    std::sort(values.begin(), values.end());
+    const size_t n = values.size();
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
+
+namespace {
 
 // Band honesty of the counted cases that carry a band.
 void add_band_counts(QuantitySummary& s, const std::vector<const CaseResult*>& counted) {

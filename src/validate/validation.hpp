@@ -54,6 +54,8 @@ std::vector<QuantitySummary> summarise(const std::vector<CaseResult>& results);
 std::string case_source(const std::string& id);
 // summarise() over each source's cases, sources in order of first appearance.
 std::vector<QuantitySummary> summarise_by_source(const std::vector<CaseResult>& results);
+// The median of `values` (the mean of the middle two for an even count); 0 when empty.
+double median(std::vector<double> values);
 // RFC 4180 rows (quoted fields with commas, doubled quotes, newlines); errors name the file and line.
 std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& file);
 

@@ -149,26 +149,26 @@ TEST(ValidatePins, PinsWithoutCoverageLeaveItUnpinned) {
     EXPECT_TRUE(checks.at(0).ok) << checks.at(0).message;
 }
 
+// read_pins rejects `path` with an InputError naming `field`.
+void expect_rejected_field(const std::string& path, const std::string& field) {
+    try {
+        read_pins(path);
+        ADD_FAILURE() << path << ": accepted, expected an error naming " << field;
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), field);
+    }
+}
+
 TEST(ValidatePins, BadPinsFilesNameFileRowAndField) {
     const std::string bad = write_temp("bad.csv",
         "cases,source,quantity,qualities,cases_predicted,max_mape_percent,max_beyond_30\nc.csv,all,mfu,all,2,x,0\n");
-    try {
-        read_pins(bad);
-        FAIL() << "accepted a non-number";
-    } catch (const InputError& e) {
-        EXPECT_EQ(e.field(), "row 2 max_mape_percent");
-    }
+    expect_rejected_field(bad, "row 2 max_mape_percent");
     const std::string missing = write_temp("missing.csv", "cases,source,quantity\n");
     EXPECT_THROW(read_pins(missing), InputError);
     const std::string coverage = write_temp("bad_coverage.csv",
         "cases,source,quantity,qualities,cases_predicted,max_mape_percent,max_beyond_30,min_in_band\n"
         "c.csv,all,mfu,all,2,1,0,1.5\n");
-    try {
-        read_pins(coverage);
-        FAIL() << "accepted a fractional count";
-    } catch (const InputError& e) {
-        EXPECT_EQ(e.field(), "row 2 min_in_band");
-    }
+    expect_rejected_field(coverage, "row 2 min_in_band");
     const std::string qualities = write_temp("qualities.csv",
         "cases,source,quantity,qualities,cases_predicted,max_mape_percent,max_beyond_30\nc.csv,all,mfu,best,2,1,0\n");
     EXPECT_THROW(read_pins(qualities), InputError);
