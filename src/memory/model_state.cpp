@@ -90,8 +90,8 @@ GradientBytes gradient_bytes(const Job& job, const TrainingSetup& set, const Sta
     if (par.zero >= 2) g.resident = g.full / double(set.dp_shard);
     if (opt_offload) g.resident = 0;   // reduced gradients stream to the host optimizer
     if (par.zero >= 2 || opt_offload) {
-        // DeepSpeed reduce bucket / FSDP's unsharded gradient of the block in flight.
-        const double bucket = zero3 ? p.largest_layer * set.grad_bytes : fw.zero_bucket_elements * set.grad_bytes;
+        // DeepSpeed reduce bucket / FSDP's unsharded gradient of the block in flight, in the reduce dtype.
+        const double bucket = zero3 ? p.largest_layer * set.reduce_bytes : fw.zero_bucket_elements * set.grad_bytes;
         g.buffers = std::min(bucket, g.full);
     }
     add_contiguous_gradient_buffer(job, set, g);

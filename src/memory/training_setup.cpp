@@ -143,6 +143,9 @@ TrainingSetup derive_setup(const Job& job) {
         s.grad_bytes = s.trainable_storage_bytes;
         if (!s.full) s.frozen_storage_bytes = s.trainable_storage_bytes;
     }
+    // FSDP MixedPrecision reduce_dtype: the gradients travel in it, then are cast back to the sharded parameter's
+    // dtype (torch/distributed/fsdp/_runtime_utils.py _cast_grad_to_param_dtype).
+    s.reduce_bytes = t.reduce_dtype_bytes > 0 ? t.reduce_dtype_bytes : s.grad_bytes;
     // Optimizer states: torch.optim creates them like the parameter (zeros_like), so a bf16 parameter gets
     // bf16 states; under mixed precision they are fp32.
     s.state_bytes = mixed ? 4 : s.trainable_storage_bytes;

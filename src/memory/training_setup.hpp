@@ -37,6 +37,7 @@ struct TrainingSetup {
     double trainable_storage_bytes = 2;// bytes per trainable parameter as stored on the GPU
     double frozen_storage_bytes = 2;
     double grad_bytes = 2;
+    double reduce_bytes = 2;           // gradient element as reduced across data-parallel ranks (train.reduce_dtype)
     double state_bytes = 4;            // optimizer state element
     double optimizer_bytes_per_param = 8;   // states (+ master copy) per trainable parameter
     double master_bytes_per_param = 0;

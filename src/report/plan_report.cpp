@@ -135,6 +135,7 @@ OJson plan_json(const Job& job, const Plan& plan) {
                                {"recompute_layers", tr.recompute_layers},
                                {"offload_activations", to_string(job.spec.offload.activations)},
                                {"fp8_weights", tr.fp8_weights},
+                               {"reduce_dtype_bytes", tr.reduce_dtype_bytes},
                                {"weights", tr.weights == WeightsMode::mixed ? "mixed" : "pure"},
                                {"loss", to_string(tr.loss)},
                                {"attention", to_string(tr.attention)}};

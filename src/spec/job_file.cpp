@@ -107,6 +107,8 @@ void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
     tr.fp8_weights = t.get_bool("fp8_weights").value_or(false);
     if (tr.fp8_weights && tr.precision != Precision::fp8)
         t.fail("fp8_weights", "needs precision: fp8 (weights are kept in fp8 only when the matmuls run in fp8)");
+    // Composer's FSDP mixed_precision PURE reduces in the compute dtype, DEFAULT in fp32 (get_mixed_precision).
+    if (auto r = t.get_choice("reduce_dtype", {"fp32", "bf16", "fp16"})) tr.reduce_dtype_bytes = *r == "fp32" ? 4 : 2;
     tr.attention = choose(t, "attention", kAttention, fw.default_attention);
     tr.loss = choose(t, "loss", kLoss, fw.default_loss);
     tr.compile = t.get_bool("compile").value_or(false);

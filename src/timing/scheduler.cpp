@@ -80,7 +80,7 @@ void schedule_fully_sharded(Schedule& s, const ScheduleInputs& in) {
     const CollectiveCost gather = collective_cost(Collective::all_gather, layer_params * in.set.bytes.weight_compute, dp);
     const double rs_params = fsdp_mixed ? layer_params
                                         : layer_params * std::min(1.0, trainable_stage / std::max(1.0, in.mem.params_per_gpu * dp_size));
-    const CollectiveCost rs = collective_cost(Collective::reduce_scatter, rs_params * in.set.grad_bytes, dp);
+    const CollectiveCost rs = collective_cost(Collective::reduce_scatter, rs_params * in.set.reduce_bytes, dp);
     const bool no_sync = ga > 1 && job.framework.fsdp_no_sync_accumulation;
     const std::vector<double>& fwd = in.stage.layer_forward_s;
     const std::vector<double>& bwd = in.stage.layer_backward_s;
@@ -111,11 +111,11 @@ void schedule_gradient_sync(Schedule& s, const ScheduleInputs& in) {
     const CommGroup& dp = in.groups.dp;
     const int64_t zero = job.spec.parallel.zero;
     const double trainable_stage = in.mem.trainable_params / double(job.spec.parallel.pp) / double(job.spec.parallel.tp);
-    const double grad_bytes = trainable_stage * in.set.grad_bytes;
+    const double grad_bytes = trainable_stage * in.set.reduce_bytes;
     const Collective op = zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
     const CollectiveCost cc = collective_cost(op, grad_bytes, dp);
     // DDP's bucket_cap_mb, or DeepSpeed's reduce_bucket_size for ZeRO-1/2 (framework profile).
-    const double bucket_bytes = zero >= 1 ? job.framework.zero_bucket_elements * in.set.grad_bytes : kDdpBucketBytes;
+    const double bucket_bytes = zero >= 1 ? job.framework.zero_bucket_elements * in.set.reduce_bytes : kDdpBucketBytes;
     const double bucket = std::min(1.0, bucket_bytes / std::max(1.0, grad_bytes));
     const double last_bucket = cc.seconds * bucket;
     const double exposed = last_bucket + s.windows.hide_under_backward(cc.seconds - last_bucket, comm_resource(dp, cc));

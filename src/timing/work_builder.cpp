@@ -393,11 +393,18 @@ void add_flat_gradient_traffic(Work& bwd, const WorkContext& c, const LayerSpec&
 void add_fsdp1_post_backward_traffic(Work& bwd, const WorkContext& c, double elements, bool flat_write_counted) {
     const double ga = double(c.job.spec.grad_accumulation());
     const double sync_share = ga > 1 && c.job.framework.fsdp_no_sync_accumulation ? 1 / ga : 1;
-    const double grad_compute = c.set.bytes.weight_compute, grad_reduce = c.set.grad_bytes;
+    const double grad_compute = c.set.bytes.weight_compute, grad_reduce = c.set.reduce_bytes;
     const double flat_write = flat_write_counted ? 0 : 2 * grad_compute;
-    const double cast = grad_reduce != grad_compute ? grad_compute + grad_reduce : 0;
+    const bool casts = grad_reduce != grad_compute;
+    const double cast = casts ? grad_compute + grad_reduce : 0;
     const double predivide = 2 * grad_reduce;
-    add_memory_bound(bwd, c, elements * (flat_write + sync_share * (cast + predivide)), 1 + 2 * sync_share);
+    // A reduce dtype below the sharded parameter's: the reduced shard is cast back to it for the optimizer
+    // (_runtime_utils.py _cast_grad_to_param_dtype, read the reduce dtype, write the parameter's), 1/dp of the unit.
+    const double dp = double(c.job.spec.parallel.dp);
+    const bool casts_back = grad_reduce < c.set.grad_bytes;
+    const double cast_back = casts_back ? (grad_reduce + c.set.grad_bytes) / dp : 0;
+    add_memory_bound(bwd, c, elements * (flat_write + sync_share * (cast + predivide + cast_back)),
+                     1 + sync_share * ((casts ? 1 : 0) + 1 + (casts_back ? 1 : 0)));
 }
 
 bool fsdp1_unit_gradients(const WorkContext& c, bool trains) {

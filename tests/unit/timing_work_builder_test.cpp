@@ -157,6 +157,28 @@ TEST(TimingWorkBuilder, PipelineStagesSplitBlocksAndTheLastCarriesTheHead) {
     EXPECT_DOUBLE_EQ(s.gpu_s, s.forward.gpu_seconds() + s.backward.gpu_seconds() + s.recompute.gpu_seconds());
 }
 
+// FSDP1 post-backward work per unit (llm-foundry: fsdp1_flat_gradients) under Composer's mixed_precision DEFAULT
+// (fp32 reduce) and PURE (train.reduce_dtype: bf16) with bf16 compute, per element of a unit before sharding:
+// DEFAULT writes the flat gradient (2 + 2), casts it to fp32 (2 + 4) and pre-divides it (4 + 4): 18 B;
+// PURE writes it (2 + 2), pre-divides it in bf16 (2 + 2) and casts the reduced 1/dp shard back to fp32 ((2 + 4) / 8).
+TEST(TimingWorkBuilder, Fsdp1ReduceDtypeSetsThePostBackwardCastsAndTheReduceBytes) {
+    const std::vector<std::pair<std::string, std::string>> fsdp = {
+        {"train.framework", "llm-foundry"}, {"train.weights", "mixed"}, {"parallel.zero", "3"}, {"train.global_batch", "8"}};
+    const Built fp32 = build(fsdp, 8);
+    auto pure_sets = fsdp;
+    pure_sets.push_back({"train.reduce_dtype", "bf16"});
+    const Built pure = build(pure_sets, 8);
+    EXPECT_DOUBLE_EQ(fp32.set.reduce_bytes, 4);
+    EXPECT_DOUBLE_EQ(pure.set.reduce_bytes, 2);
+    EXPECT_DOUBLE_EQ(pure.set.grad_bytes, fp32.set.grad_bytes);   // the sharded gradient stays fp32 for the optimizer
+    const StageWork a = critical_stage_work(make_work_context(fp32.job, fp32.set, fp32.rates, fp32.scale), micro_batch_shape(fp32.job));
+    const StageWork b = critical_stage_work(make_work_context(pure.job, pure.set, pure.rates, pure.scale), micro_batch_shape(pure.job));
+    const ModelSpec& m = fp32.job.model;
+    const double elements = double(m.layers[0].params() + m.layers[1].params() + m.embedding_params() + m.lm_head_params());
+    EXPECT_NEAR(a.backward.memory_s - b.backward.memory_s, elements * (18 - (8 + 6.0 / 8)) / kH100StreamBps, 1e-15);
+    EXPECT_DOUBLE_EQ(a.backward.kernels, b.backward.kernels);   // one cast before the reduce, or one after
+}
+
 TEST(TimingWorkBuilder, AShortStepWaitsForTheHostToIssueEveryKernel) {
     // The tiny job's kernels last microseconds: the micro-batch takes as long as the host needs to issue them.
     const Built b = build();
