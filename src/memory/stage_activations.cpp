@@ -7,13 +7,41 @@
 namespace ftb {
 
 double in_flight_micro_batches(const ParallelSpec& par, int64_t ga, int64_t stage) {
-    // 1F1B: pp - stage, at most the micro-batches of a step; GPipe: all of them; interleaved: 1 + (p-1)/(p*v)
-    // more on the first stage (Korthikanti et al. 2022 §4.2.3).
+    // 1F1B: pp - stage, at most the micro-batches of a step; GPipe: all of them. Interleaved: in units of the
+    // stage's blocks, for chunks of equal size (interleaved_resident_bytes counts chunk by chunk).
     if (par.pp <= 1) return 1;
-    double in_flight = par.pp_schedule == PipelineSchedule::gpipe ? double(ga) : double(std::min<int64_t>(par.pp - stage, ga));
-    if (par.pp_schedule == PipelineSchedule::interleaved && par.virtual_stages > 1 && stage == 0)
-        in_flight *= 1.0 + double(par.pp - 1) / double(par.pp * par.virtual_stages);
-    return in_flight;
+    if (par.pp_schedule == PipelineSchedule::interleaved && par.virtual_stages > 1) {
+        const std::vector<double> equal_chunks(size_t(par.virtual_stages), 1.0);
+        return interleaved_resident_bytes(equal_chunks, par.pp, stage, ga) / double(par.virtual_stages);
+    }
+    return par.pp_schedule == PipelineSchedule::gpipe ? double(ga) : double(std::min<int64_t>(par.pp - stage, ga));
+}
+
+double interleaved_resident_bytes(const std::vector<double>& chunk_bytes, int64_t pp, int64_t rank, int64_t ga) {
+    // Megatron-LM megatron/core/pipeline_parallel/schedules.py (forward_backward_pipelining_with_interleaving):
+    // get_schedule_table runs the micro-batches in groups of microbatch_group_size_per_vp_stage, chunk after chunk
+    // within a group; get_pp_rank_microbatches runs (pp - rank - 1) * 2 + (chunks - 1) * group forward chunks
+    // before the first backward (at most all of them), then one forward and one backward at a time; backward
+    // visits the chunks in reverse (get_model_chunk_id(forward=False): chunks - 1 - chunk). The group defaults to
+    // the pipeline size (megatron/core/model_parallel_config.py __post_init__). The peak is the largest sum of the
+    // chunk activations that are live after a forward.
+    const int64_t chunks = int64_t(chunk_bytes.size()), group = pp, total = ga * chunks;
+    auto chunk_of = [&](int64_t k) {   // the chunk of the k-th entry of the schedule table
+        const int64_t group_start = (k / (group * chunks)) * group;
+        const int64_t in_group = std::min(group, ga - group_start);   // the last group may be shorter
+        const int64_t offset = k - group_start * chunks;
+        return offset / in_group;
+    };
+    const int64_t warmup = std::min(total, (pp - rank - 1) * 2 + (chunks - 1) * group);
+    double live = 0, peak = 0;
+    for (int64_t k = 0; k < warmup; ++k) live += chunk_bytes[size_t(chunk_of(k))];
+    peak = live;
+    for (int64_t k = 0; k + warmup < total; ++k) {
+        live += chunk_bytes[size_t(chunk_of(k + warmup))];
+        peak = std::max(peak, live);
+        live -= chunk_bytes[size_t(chunks - 1 - chunk_of(k))];
+    }
+    return peak;
 }
 
 namespace {
@@ -49,6 +77,33 @@ std::pair<double, double> op_checkpoint_per_token(const LayerSpec& l, const Job&
     if (job.spec.train.attention == Attention::eager) tp += act * double(l.heads) * double(job.spec.train.seq_len);
     for (size_t k = 0; k < mms.size(); k += 2) (mms[k].tp_sharded ? tp : rep) += act * mms[k].width;
     return {tp, rep};
+}
+
+// One micro-batch's saved bytes per model chunk of an interleaved stage: the stage's units (its blocks, plus the
+// embedding and the head when they count as layers) split evenly over the chunks, the first chunks taking the
+// remainder (Megatron-LM megatron/core/transformer/transformer_block.py get_num_layers_to_build: layers per
+// virtual stage; account_for_embedding/loss_in_pipeline_split put the embedding in the first chunk of the first
+// stage and the loss in the last chunk of the last). The embedding's and the head's own saved bytes (`edges`)
+// go to the chunk that holds them.
+std::vector<double> chunk_activations(const ParallelSpec& par, const StageSplit& sp, const std::vector<double>& per_block,
+                                      double edges) {
+    const int64_t chunks = par.virtual_stages;
+    const bool edge_units = par.pp_edges_as_layers;
+    const int64_t lead = edge_units && sp.has_embedding ? 1 : 0, tail = edge_units && sp.has_head ? 1 : 0;
+    const int64_t units = lead + int64_t(per_block.size()) + tail;
+    std::vector<double> bytes(size_t(chunks), 0.0);
+    int64_t unit = 0;
+    for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t size = units / chunks + (c < units % chunks ? 1 : 0);
+        for (int64_t u = unit; u < unit + size; ++u) {
+            const int64_t block = u - lead;
+            if (block >= 0 && block < int64_t(per_block.size())) bytes[size_t(c)] += per_block[size_t(block)];
+        }
+        unit += size;
+    }
+    // Embedding-level bytes (dropout masks) live in the first chunk, the head's inputs in the last.
+    bytes[size_t(sp.has_head ? chunks - 1 : 0)] += edges;
+    return bytes;
 }
 
 }  // namespace
@@ -92,8 +147,13 @@ StageActivations stage_activations(const Job& job, const TrainingSetup& set, con
         block_work = std::max(block_work, working);
         block_input = std::max(block_input, input);
     }
-    total += edge_activations(job, set, sp, tokens, sp_div);
+    const double edges = edge_activations(job, set, sp, tokens, sp_div);
+    total += edges;
     out.in_flight = in_flight_micro_batches(par, set.grad_accumulation, stage);
+    if (par.pp > 1 && par.pp_schedule == PipelineSchedule::interleaved && par.virtual_stages > 1 && total > 0) {
+        const std::vector<double> chunks = chunk_activations(par, sp, out.per_block, edges);
+        out.in_flight = interleaved_resident_bytes(chunks, par.pp, stage, set.grad_accumulation) / total;
+    }
     const OffloadTarget offload = job.spec.offload.activations;
     out.resident = total * out.in_flight;
     out.scores_resident = offload == OffloadTarget::none ? scores * out.in_flight : 0;

@@ -27,4 +27,9 @@ StageActivations stage_activations(const Job& job, const TrainingSetup& set, con
 // Micro-batches whose activations pipeline stage `stage` holds at once (1 without pipelining).
 double in_flight_micro_batches(const ParallelSpec& par, int64_t grad_accumulation, int64_t stage);
 
+// Interleaved 1F1B (Megatron-LM's schedule): the most saved bytes pipeline rank `rank` holds at once, given one
+// micro-batch's saved bytes per model chunk of that rank (chunk 0 first) and `grad_accumulation` micro-batches.
+double interleaved_resident_bytes(const std::vector<double>& chunk_bytes, int64_t pp, int64_t rank,
+                                  int64_t grad_accumulation);
+
 }  // namespace ftb
