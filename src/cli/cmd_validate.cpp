@@ -11,6 +11,7 @@
 #include "ftbound/error.hpp"
 #include "report/csv.hpp"
 #include "report/table.hpp"
+#include "validate/band_fit.hpp"
 #include "validate/calibrate.hpp"
 #include "validate/pins.hpp"
 #include "validate/validation.hpp"
@@ -150,8 +151,9 @@ std::string relative_to_pins(const std::string& cases, const std::string& pins) 
 }
 
 struct Options {
+    std::vector<std::string> csvs;   // the cases files: one, or several with --fit-band
     std::string csv, only, pins, reason;
-    bool json = false, csv_out = false, by_source = false, update_pins = false, fit_factor = false;
+    bool json = false, csv_out = false, by_source = false, update_pins = false, fit_factor = false, fit_band = false;
 };
 
 // The matmul time factor fitted on every source, and per source the MAPE in-sample, uncalibrated and left out.
@@ -175,6 +177,47 @@ int fit_factor(const std::vector<ValidationCase>& cases, const std::string& dir)
     return 0;
 }
 
+std::string band_fit_row(const BandFit& f) {
+    return fmt::format("{:.1f}% / {:.0f}% / {:.0f}%", 100 * f.fractions.state, 100 * f.fractions.saved,
+                       100 * f.fractions.overhead);
+}
+
+std::string held_share(const BandFit& f) {
+    return fmt::format("{}/{} ({:.0f}%)", f.held, f.cases, f.cases > 0 ? 100.0 * f.held / f.cases : 0.0);
+}
+
+// The memory band's fractions fitted on every cases file given, the band in use beside them, and per source the
+// share of its cases held by fractions fitted on the other sources.
+int fit_band(const Options& o) {
+    std::vector<CaseResult> results;
+    for (const auto& csv : o.csvs) {
+        const fs::path csv_path(csv);
+        const std::string dir = csv_path.has_parent_path() ? csv_path.parent_path().string() : std::string(".");
+        for (const auto& c : read_cases(csv)) results.push_back(run_case(c, dir));
+    }
+    const std::vector<BandCase> cases = band_cases(results);
+    if (cases.empty()) throw InputError(o.csvs.front(), "cases", "no memory case of quality high or medium to fit the band on");
+    constexpr double kTargetShare = 0.90;   // issue 9: the band holds at least 90% of the public memory cases
+    TextTable t({"band", "state / saved / overhead", "cases held", "mean half-width", "median"},
+                {false, false, true, true, true});
+    auto add = [&](const std::string& name, const BandFit& f) {
+        t.add({name, band_fit_row(f), held_share(f), fmt::format("{:.1f}%", 100 * f.mean_half_width),
+               fmt::format("{:.1f}%", 100 * f.median_half_width)});
+    };
+    add("in use (kBandFractions)", evaluate_band(cases, kBandFractions));
+    add("fitted on every source", fit_band(cases, kTargetShare));
+    TextTable s({"source", "cases", "fitted on the others", "held of the others", "held of this source"},
+                {false, true, false, true, true});
+    for (const auto& c : band_leave_one_source_out(cases, kTargetShare))
+        s.add({c.source, std::to_string(c.held_out.cases), band_fit_row(c.fitted_without), held_share(c.fitted_without),
+               held_share(c.held_out)});
+    std::cout << fmt::format("memory band over {} cases (memory figures, quality high and medium), target {:.0f}% held, "
+                             "no band wider than +/-{:.0f}%:\n",
+                             cases.size(), 100 * kTargetShare, 100 * kMaxBandHalfWidth)
+              << t.str() << "\nleft out, per source:\n" << s.str();
+    return 0;
+}
+
 // Rewrites this cases file's pins with the current figures; a pin may rise only with a stated reason.
 int update_pins(const Options& o, const std::vector<Pin>& pins, const std::vector<QuantitySummary>& all) {
     std::vector<std::string> rising;
@@ -189,7 +232,11 @@ int update_pins(const Options& o, const std::vector<Pin>& pins, const std::vecto
     return 0;
 }
 
-int run(const Options& o) {
+int run(Options o) {
+    if (o.fit_band) return fit_band(o);
+    if (o.csvs.size() != 1)
+        throw InputError(o.csvs.at(1), "cases", "validate takes one cases file (several only with --fit-band)");
+    o.csv = o.csvs.front();
     const auto cases = read_cases(o.csv);
     if (o.update_pins && o.pins.empty()) throw InputError("", "--update-pins", "needs --pins FILE");
     if (o.update_pins && !o.only.empty()) throw InputError("", "--update-pins", "pins cover every quantity: drop --quantity");
@@ -252,7 +299,8 @@ const Register reg{Command{
     "validate", "run every validation case and print predicted vs measured with the error per quantity",
     [](CLI::App& sub) -> std::function<int()> {
         auto o = std::make_shared<Options>();
-        sub.add_option("cases", o->csv, "cases.csv (columns id,job,quantity,measured,unit,source,note[,quality])")->required();
+        sub.add_option("cases", o->csvs, "cases.csv (columns id,job,quantity,measured,unit,source,note[,quality]); several with --fit-band")
+            ->required();
         auto* json = sub.add_flag("--json", o->json, "print one JSON document");
         sub.add_flag("--csv", o->csv_out, "print one CSV row per case (docs/output.md)")->excludes(json);
         sub.add_option("--quantity", o->only, "only cases of this quantity");
@@ -263,6 +311,10 @@ const Register reg{Command{
         sub.add_flag("--fit-matmul-factor", o->fit_factor,
                      "fit the matmul time factor per GPU architecture; print in-sample, uncalibrated and "
                      "leave-one-source-out MAPE per source (docs/validation.md)");
+        auto* band = sub.add_flag("--fit-band", o->fit_band,
+                                  "fit the memory band's fractions on the memory cases of every cases file given; print "
+                                  "the band in use, the fitted one and, per source, the share held when fitted without it");
+        band->excludes(json);
         return [o] { return run(*o); };
     }}};
 

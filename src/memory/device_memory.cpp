@@ -26,40 +26,40 @@ void add_device_memory(const Job& job, MemoryResult& res, double host_heap_retai
     res.breakdown.overhead_bytes = res.device_used_bytes - res.allocated_peak_bytes;
 }
 
-// How far each kind of bytes may be from the figure, as a fraction of it:
-// - weights, gradients, optimizer states: exact parameter counts times element sizes; what is left is the
-//   allocator's 512-byte block rounding and small framework buffers (2%);
-// - activations and logits: the saved-tensor accounting is exact for the ops it models (tested against
-//   saved_tensors_hooks within 2%), but the kernel chosen at run time (SDPA backend, compiled fusions,
-//   padding to the longest sequence in a batch) changes what is saved (10%);
-// - temporaries and device overhead (allocator cache, CUDA context, communicator buffers): their size
-//   depends on the allocation order and the driver, which the plan does not see (25%).
-Band uncertainty_band(const MemoryBreakdown& b, double total) {
-    const double state = b.weights_bytes + b.gradients_bytes + b.optimizer_bytes;
-    const double half = 0.02 * state + 0.10 * (b.activations_bytes + b.logits_bytes) +
-                        0.25 * (b.temporary_bytes + b.overhead_bytes);
-    // Never wider than ±10% of the figure (the contract's limit on an honest band).
-    const double w = std::min(half, 0.10 * total);
+BandParts band_parts(const MemoryBreakdown& b, double total_bytes) {
+    return {b.weights_bytes + b.gradients_bytes + b.optimizer_bytes, b.activations_bytes + b.logits_bytes,
+            b.temporary_bytes + b.overhead_bytes, total_bytes};
+}
+
+BandParts band_parts(const MemoryResult& res, MemoryFigure figure) {
+    MemoryBreakdown parts = res.breakdown;
+    switch (figure) {
+        case MemoryFigure::device_used: return band_parts(parts, res.device_used_bytes);
+        case MemoryFigure::reserved_peak:
+            parts.overhead_bytes = res.reserved_peak_bytes - res.allocated_peak_bytes;
+            return band_parts(parts, res.reserved_peak_bytes);
+        case MemoryFigure::allocated_peak: break;
+    }
+    parts.overhead_bytes = 0;
+    return band_parts(parts, res.allocated_peak_bytes);
+}
+
+Band uncertainty_band(const BandParts& p, const BandFractions& f) {
+    const double half = f.state * p.state_bytes + f.saved * p.saved_bytes + f.overhead * p.overhead_bytes;
+    const double w = std::min(half, kMaxBandHalfWidth * p.total_bytes);
     return {w, w};
 }
 
 std::pair<double, double> figure_band_bytes(const MemoryResult& res, MemoryFigure figure) {
-    if (figure == MemoryFigure::device_used) return {res.band_low_bytes, res.band_high_bytes};
-    MemoryBreakdown parts = res.breakdown;
-    double total = res.allocated_peak_bytes;
-    parts.overhead_bytes = 0;
-    if (figure == MemoryFigure::reserved_peak) {
-        total = res.reserved_peak_bytes;
-        parts.overhead_bytes = total - res.allocated_peak_bytes;
-    }
-    const Band band = uncertainty_band(parts, total);
-    return {total - band.below, total + band.above};
+    const BandParts parts = band_parts(res, figure);
+    const Band band = uncertainty_band(parts);
+    return {parts.total_bytes - band.below, parts.total_bytes + band.above};
 }
 
 void decide_fit(MemoryResult& res) {
     // On CPU servers capacity_bytes is one socket's share of the host RAM (one process per socket).
     const double need = res.device_used_bytes;
-    const Band band = uncertainty_band(res.breakdown, need);
+    const Band band = uncertainty_band(band_parts(res, MemoryFigure::device_used));
     res.band_low_bytes = need - band.below;
     res.band_high_bytes = need + band.above;
     res.margin_bytes = res.capacity_bytes - need;

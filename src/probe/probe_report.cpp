@@ -302,152 +302,161 @@ std::string to_text(const ProbeReport& r) {
     return out;
 }
 
-std::string to_system_yaml(const ProbeReport& r) {
+namespace {
+
+// The system file being written and the fields in it that were measured (not read from sysfs or the catalog).
+struct SystemYaml {
+    YAML::Emitter y;
+    std::vector<std::string> measured;
+};
+
+// The slowest GPU's figure stands for all: one weak GPU paces a synchronous job.
+std::optional<double> slowest_gpu(const ProbeReport& r, const std::optional<Measurement>& (*get)(const GpuInfo&)) {
+    std::optional<double> v;
+    for (const auto& x : r.gpus)
+        if (const std::optional<Measurement>& m = get(x); m && m->valid()) v = v ? std::min(*v, m->median()) : m->median();
+    return v;
+}
+
+void emit_gpu(SystemYaml& out, const ProbeReport& r) {
+    YAML::Emitter& y = out.y;
+    const GpuInfo& g = r.gpus.front();  // a node's GPUs are one part (SystemSpec: one device per node)
+    y << YAML::Key << "gpu" << YAML::Value << YAML::BeginMap;
+    std::string base = catalog_gpu_name(g.name, g.memory_bytes);
+    if (!base.empty()) y << YAML::Key << "base" << YAML::Value << base;
+    y << YAML::Key << "memory" << YAML::Value << static_cast<uint64_t>(g.memory_bytes);
+    if (auto bw = slowest_gpu(r, [](const GpuInfo& x) -> const std::optional<Measurement>& { return x.hbm_GBps; })) {
+        y << YAML::Key << "memory_bandwidth_GBps" << YAML::Value << round_to(*bw, 1);
+        out.measured.push_back("device.memory_bandwidth_GBps");
+    }
+    const std::vector<std::pair<const char*, std::optional<double>>> rates = {
+        {"fp32", slowest_gpu(r, [](const GpuInfo& x) -> const std::optional<Measurement>& { return x.tflops.fp32; })},
+        {"tf32", slowest_gpu(r, [](const GpuInfo& x) -> const std::optional<Measurement>& { return x.tflops.tf32; })},
+        {"fp16", slowest_gpu(r, [](const GpuInfo& x) -> const std::optional<Measurement>& { return x.tflops.fp16; })},
+        {"bf16", slowest_gpu(r, [](const GpuInfo& x) -> const std::optional<Measurement>& { return x.tflops.bf16; })},
+        {"fp8", slowest_gpu(r, [](const GpuInfo& x) -> const std::optional<Measurement>& { return x.tflops.fp8; })}};
+    bool any_rate = false;
+    for (auto& [k, v] : rates) any_rate |= v.has_value();
+    if (any_rate) {
+        y << YAML::Key << "tflops" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        for (auto& [k, v] : rates)
+            if (v) {
+                y << YAML::Key << k << YAML::Value << round_to(*v, 1);
+                out.measured.push_back(std::string("device.tflops.") + k);
+            }
+        y << YAML::EndMap;
+    }
+    if (g.power_limit_w > 0) y << YAML::Key << "tdp_w" << YAML::Value << round_to(g.power_limit_w, 0);
+    if (g.pcie_max_gen > 0) y << YAML::Key << "host_link" << YAML::Value << fmt::format("pcie{}", g.pcie_max_gen);
+    y << YAML::EndMap;
+    y << YAML::Key << "gpus_per_node" << YAML::Value << static_cast<int>(r.gpus.size());
+}
+
+// The CPU as a devices/cpus mapping, per socket: the catalog may not know this part. Measured all-socket figures
+// are divided evenly over the sockets.
+void emit_cpu(SystemYaml& out, const ProbeReport& r, int sockets) {
+    YAML::Emitter& y = out.y;
     const auto& h = r.host;
     const auto& hb = r.host_bench;
-    int sockets = std::max(1, h.sockets);
-    std::vector<std::string> measured;
-    YAML::Emitter y;
-    y.SetDoublePrecision(6);  // figures are rounded already; this keeps 10.61 from printing as 10.6099999
-    y << YAML::BeginMap;
-    std::string host = r.hostname.empty() ? "localhost" : r.hostname;
-    y << YAML::Key << "name" << YAML::Value << "probed-" + host;
-    std::string vendor = read_first_line("/sys/class/dmi/id/sys_vendor");
-    y << YAML::Key << "vendor" << YAML::Value << (vendor.empty() ? std::string("unknown") : vendor);
-    bool cpu_only = r.gpus.empty();
-
-    if (!cpu_only) {
-        const GpuInfo& g = r.gpus.front();  // a node's GPUs are one part (SystemSpec: one device per node)
-        y << YAML::Key << "gpu" << YAML::Value << YAML::BeginMap;
-        std::string base = catalog_gpu_name(g.name, g.memory_bytes);
-        if (!base.empty()) y << YAML::Key << "base" << YAML::Value << base;
-        y << YAML::Key << "memory" << YAML::Value << static_cast<uint64_t>(g.memory_bytes);
-        // The slowest GPU's figure stands for all: one weak GPU paces a synchronous job.
-        auto slowest = [&](auto get) {
-            std::optional<double> v;
-            for (const auto& x : r.gpus)
-                if (const std::optional<Measurement>& m = get(x); m && m->valid()) v = v ? std::min(*v, m->median()) : m->median();
-            return v;
-        };
-        if (auto bw = slowest([](const GpuInfo& x) -> const std::optional<Measurement>& { return x.hbm_GBps; })) {
-            y << YAML::Key << "memory_bandwidth_GBps" << YAML::Value << round_to(*bw, 1);
-            measured.push_back("device.memory_bandwidth_GBps");
-        }
-        std::vector<std::pair<const char*, std::optional<double>>> rates = {
-            {"fp32", slowest([](const GpuInfo& x) -> const std::optional<Measurement>& { return x.tflops.fp32; })},
-            {"tf32", slowest([](const GpuInfo& x) -> const std::optional<Measurement>& { return x.tflops.tf32; })},
-            {"fp16", slowest([](const GpuInfo& x) -> const std::optional<Measurement>& { return x.tflops.fp16; })},
-            {"bf16", slowest([](const GpuInfo& x) -> const std::optional<Measurement>& { return x.tflops.bf16; })},
-            {"fp8", slowest([](const GpuInfo& x) -> const std::optional<Measurement>& { return x.tflops.fp8; })}};
-        bool any_rate = false;
-        for (auto& [k, v] : rates) any_rate |= v.has_value();
-        if (any_rate) {
-            y << YAML::Key << "tflops" << YAML::Value << YAML::Flow << YAML::BeginMap;
-            for (auto& [k, v] : rates)
-                if (v) {
-                    y << YAML::Key << k << YAML::Value << round_to(*v, 1);
-                    measured.push_back(std::string("device.tflops.") + k);
-                }
-            y << YAML::EndMap;
-        }
-        if (g.power_limit_w > 0) y << YAML::Key << "tdp_w" << YAML::Value << round_to(g.power_limit_w, 0);
-        if (g.pcie_max_gen > 0) y << YAML::Key << "host_link" << YAML::Value << fmt::format("pcie{}", g.pcie_max_gen);
-        y << YAML::EndMap;
-        y << YAML::Key << "gpus_per_node" << YAML::Value << static_cast<int>(r.gpus.size());
-    }
-
-    // The CPU as a devices/cpus mapping, per socket: the catalog may not know this part. Measured
-    // all-socket figures are divided evenly over the sockets.
+    auto measured_field = [&](const char* key, double value, const char* field) {
+        y << YAML::Key << key << YAML::Value << value;
+        out.measured.push_back(field);
+    };
     y << YAML::Key << "cpu" << YAML::Value << YAML::BeginMap;
     y << YAML::Key << "name" << YAML::Value << (h.cpu_model.empty() ? std::string("unknown-cpu") : h.cpu_model);
     y << YAML::Key << "kind" << YAML::Value << "cpu";
     y << YAML::Key << "vendor" << YAML::Value << (h.vendor.empty() ? std::string("unknown") : h.vendor);
     y << YAML::Key << "cores" << YAML::Value << std::max(1, h.cores / sockets);
-    if (hb.memory_bandwidth_GBps.valid()) {
-        y << YAML::Key << "memory_bandwidth_GBps" << YAML::Value << round_to(hb.memory_bandwidth_GBps.median() / sockets, 2);
-        measured.push_back("host_cpu.memory_bandwidth_GBps");
-    }
+    if (hb.memory_bandwidth_GBps.valid())
+        measured_field("memory_bandwidth_GBps", round_to(hb.memory_bandwidth_GBps.median() / sockets, 2),
+                       "host_cpu.memory_bandwidth_GBps");
     if (hb.fp32 || hb.bf16 || hb.memory_bandwidth_GBps.valid()) {
         y << YAML::Key << "tflops" << YAML::Value << YAML::Flow << YAML::BeginMap;
-        if (hb.fp32) {
-            y << YAML::Key << "fp32" << YAML::Value << round_to(hb.fp32->tflops.median() / sockets, 4);
-            measured.push_back("host_cpu.tflops.fp32");
-        }
+        if (hb.fp32) measured_field("fp32", round_to(hb.fp32->tflops.median() / sockets, 4), "host_cpu.tflops.fp32");
         // 0 = no bf16 path (data/README.md); a measured rate otherwise.
-        y << YAML::Key << "bf16" << YAML::Value << (hb.bf16 ? round_to(hb.bf16->tflops.median() / sockets, 4) : 0.0);
-        if (hb.bf16) measured.push_back("host_cpu.tflops.bf16");
+        if (hb.bf16) measured_field("bf16", round_to(hb.bf16->tflops.median() / sockets, 4), "host_cpu.tflops.bf16");
+        else y << YAML::Key << "bf16" << YAML::Value << 0.0;
         y << YAML::EndMap;
     }
-    if (hb.first_touch_GBps.valid()) {
-        y << YAML::Key << "first_touch_GBps" << YAML::Value << round_to(hb.first_touch_GBps.median() / sockets, 2);
-        measured.push_back("host_cpu.first_touch_GBps");
-    }
+    if (hb.first_touch_GBps.valid())
+        measured_field("first_touch_GBps", round_to(hb.first_touch_GBps.median() / sockets, 2), "host_cpu.first_touch_GBps");
     if (hb.torch_op_us) {
-        y << YAML::Key << "op_overhead_us" << YAML::Value << round_to(hb.torch_op_us->median(), 2);
-        measured.push_back("host_cpu.op_overhead_us");
+        measured_field("op_overhead_us", round_to(hb.torch_op_us->median(), 2), "host_cpu.op_overhead_us");
         y << YAML::Key << "runtime_rss" << YAML::Value << static_cast<uint64_t>(hb.torch_runtime_rss_bytes);
-        measured.push_back("host_cpu.runtime_rss");
+        out.measured.push_back("host_cpu.runtime_rss");
     }
-    if (hb.torch_blas_switch_us) {
-        y << YAML::Key << "blas_switch_us" << YAML::Value << round_to(hb.torch_blas_switch_us->median(), 1);
-        measured.push_back("host_cpu.blas_switch_us");
-    }
+    if (hb.torch_blas_switch_us)
+        measured_field("blas_switch_us", round_to(hb.torch_blas_switch_us->median(), 1), "host_cpu.blas_switch_us");
     y << YAML::EndMap;
-    y << YAML::Key << "sockets" << YAML::Value << sockets;
-    y << YAML::Key << "cpu_only" << YAML::Value << cpu_only;
-    y << YAML::Key << "host_memory" << YAML::Value << static_cast<uint64_t>(h.memory_bytes);
-    if (r.storage.measured) {
-        y << YAML::Key << "storage" << YAML::Value << YAML::Flow << YAML::BeginMap;
-        y << YAML::Key << "read_GBps" << YAML::Value << round_to(r.storage.read_GBps.median(), 3);
-        y << YAML::Key << "write_GBps" << YAML::Value << round_to(r.storage.write_GBps.median(), 3);
-        y << YAML::EndMap;
-        measured.push_back("local_storage.read_GBps");
-        measured.push_back("local_storage.write_GBps");
-    }
+}
 
-    // Components: sockets, GPUs (by CUDA index), NICs, NVMe drives, each on the socket of its NUMA node.
-    y << YAML::Key << "components" << YAML::Value << YAML::BeginSeq;
-    for (int sidx = 0; sidx < sockets; ++sidx)
-        y << YAML::Flow << YAML::BeginMap << YAML::Key << "id" << YAML::Value << fmt::format("cpu{}", sidx) << YAML::Key << "kind"
-          << YAML::Value << "cpu_socket" << YAML::Key << "socket" << YAML::Value << sidx << YAML::EndMap;
+void emit_storage(SystemYaml& out, const ProbeReport& r) {
+    if (!r.storage.measured) return;
+    YAML::Emitter& y = out.y;
+    y << YAML::Key << "storage" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    y << YAML::Key << "read_GBps" << YAML::Value << round_to(r.storage.read_GBps.median(), 3);
+    y << YAML::Key << "write_GBps" << YAML::Value << round_to(r.storage.write_GBps.median(), 3);
+    y << YAML::EndMap;
+    out.measured.push_back("local_storage.read_GBps");
+    out.measured.push_back("local_storage.write_GBps");
+}
+
+// What the components list names: the GPUs by CUDA index and the NICs and NVMe drives as found.
+struct ComponentIds {
     std::vector<const GpuInfo*> gpus;
-    for (const auto& g : r.gpus) gpus.push_back(&g);
-    std::sort(gpus.begin(), gpus.end(), [](auto* a, auto* b) { return a->index < b->index; });
-    for (size_t i = 0; i < gpus.size(); ++i)
-        y << YAML::Flow << YAML::BeginMap << YAML::Key << "id" << YAML::Value << fmt::format("gpu{}", i) << YAML::Key << "kind"
-          << YAML::Value << "gpu" << YAML::Key << "socket" << YAML::Value << socket_of_node(h, gpus[i]->numa_node) << YAML::EndMap;
-    int nics = 0, nvmes = 0;
     std::vector<std::pair<std::string, const PciDevice*>> endpoints;
+};
+
+void emit_component(YAML::Emitter& y, const std::string& id, const char* kind, int socket) {
+    y << YAML::Flow << YAML::BeginMap << YAML::Key << "id" << YAML::Value << id << YAML::Key << "kind" << YAML::Value
+      << kind << YAML::Key << "socket" << YAML::Value << socket << YAML::EndMap;
+}
+
+// Components: sockets, GPUs (by CUDA index), NICs, NVMe drives, each on the socket of its NUMA node.
+ComponentIds emit_components(YAML::Emitter& y, const ProbeReport& r, int sockets) {
+    const auto& h = r.host;
+    ComponentIds ids;
+    y << YAML::Key << "components" << YAML::Value << YAML::BeginSeq;
+    for (int sidx = 0; sidx < sockets; ++sidx) emit_component(y, fmt::format("cpu{}", sidx), "cpu_socket", sidx);
+    for (const auto& g : r.gpus) ids.gpus.push_back(&g);
+    std::sort(ids.gpus.begin(), ids.gpus.end(), [](auto* a, auto* b) { return a->index < b->index; });
+    for (size_t i = 0; i < ids.gpus.size(); ++i)
+        emit_component(y, fmt::format("gpu{}", i), "gpu", socket_of_node(h, ids.gpus[i]->numa_node));
+    int nics = 0, nvmes = 0;
     for (const auto& d : r.pci_devices) {
-        std::string id;
-        if (d.is_nic()) id = fmt::format("nic{}", nics++);
-        else if (d.is_nvme()) id = fmt::format("nvme{}", nvmes++);
-        else continue;
-        endpoints.emplace_back(id, &d);
-        y << YAML::Flow << YAML::BeginMap << YAML::Key << "id" << YAML::Value << id << YAML::Key << "kind" << YAML::Value
-          << (d.is_nic() ? "nic" : "nvme") << YAML::Key << "socket" << YAML::Value << socket_of_node(h, d.numa_node) << YAML::EndMap;
+        if (!d.is_nic() && !d.is_nvme()) continue;
+        const std::string id = d.is_nic() ? fmt::format("nic{}", nics++) : fmt::format("nvme{}", nvmes++);
+        ids.endpoints.emplace_back(id, &d);
+        emit_component(y, id, d.is_nic() ? "nic" : "nvme", socket_of_node(h, d.numa_node));
     }
     y << YAML::EndSeq;
+    return ids;
+}
 
-    // Links. GPU-host links carry the measured pinned copy rate (the slower direction); GPU-GPU links
-    // the measured peer copy rate; NIC and NVMe links the PCIe rate of their trained link.
+void emit_link(YAML::Emitter& y, const std::string& a, const std::string& b, double bw, std::optional<double> latency_us,
+               std::optional<double> achievable) {
+    y << YAML::Flow << YAML::BeginMap << YAML::Key << "a" << YAML::Value << a << YAML::Key << "b" << YAML::Value << b;
+    y << YAML::Key << "link" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    y << YAML::Key << "bandwidth_GBps" << YAML::Value << round_to(bw, 2);
+    if (latency_us) y << YAML::Key << "latency_us" << YAML::Value << round_to(*latency_us, 2);
+    if (achievable) y << YAML::Key << "achievable_fraction" << YAML::Value << *achievable;
+    y << YAML::EndMap << YAML::EndMap;
+}
+
+// Links. GPU-host links carry the measured pinned copy rate (the slower direction); GPU-GPU links the measured
+// peer copy rate; NIC and NVMe links the PCIe rate of their trained link.
+void emit_links(SystemYaml& out, const ProbeReport& r, const ComponentIds& ids) {
+    YAML::Emitter& y = out.y;
+    const auto& h = r.host;
     y << YAML::Key << "links" << YAML::Value << YAML::BeginSeq;
-    auto inline_link = [&](const std::string& a, const std::string& b, double bw, std::optional<double> latency_us, std::optional<double> achievable) {
-        y << YAML::Flow << YAML::BeginMap << YAML::Key << "a" << YAML::Value << a << YAML::Key << "b" << YAML::Value << b;
-        y << YAML::Key << "link" << YAML::Value << YAML::Flow << YAML::BeginMap;
-        y << YAML::Key << "bandwidth_GBps" << YAML::Value << round_to(bw, 2);
-        if (latency_us) y << YAML::Key << "latency_us" << YAML::Value << round_to(*latency_us, 2);
-        if (achievable) y << YAML::Key << "achievable_fraction" << YAML::Value << *achievable;
-        y << YAML::EndMap << YAML::EndMap;
-    };
-    for (size_t i = 0; i < gpus.size(); ++i) {
-        const GpuInfo& g = *gpus[i];
+    for (size_t i = 0; i < ids.gpus.size(); ++i) {
+        const GpuInfo& g = *ids.gpus[i];
         std::string a = fmt::format("gpu{}", i), b = fmt::format("cpu{}", socket_of_node(h, g.numa_node));
         if (g.h2d_GBps && g.d2h_GBps) {
             // Measured: the achievable rate itself, so achievable_fraction is 1.
-            inline_link(a, b, std::min(g.h2d_GBps->median(), g.d2h_GBps->median()),
-                        g.h2d_latency_us ? std::optional<double>(g.h2d_latency_us->median()) : std::nullopt, 1.0);
-            measured.push_back(fmt::format("links.{}-{}.bandwidth_GBps", a, b));
+            emit_link(y, a, b, std::min(g.h2d_GBps->median(), g.d2h_GBps->median()),
+                      g.h2d_latency_us ? std::optional<double>(g.h2d_latency_us->median()) : std::nullopt, 1.0);
+            out.measured.push_back(fmt::format("links.{}-{}.bandwidth_GBps", a, b));
         } else if (g.pcie_max_gen > 0) {
             y << YAML::Flow << YAML::BeginMap << YAML::Key << "a" << YAML::Value << a << YAML::Key << "b" << YAML::Value << b
               << YAML::Key << "link" << YAML::Value << fmt::format("pcie{}", g.pcie_max_gen) << YAML::EndMap;
@@ -464,18 +473,40 @@ std::string to_system_yaml(const ProbeReport& r) {
     for (const auto& [key, bw] : peer) {
         if (!direct[key]) continue;  // staged through the host: the GPU-CPU links already describe that path
         std::string a = fmt::format("gpu{}", key.first), b = fmt::format("gpu{}", key.second);
-        inline_link(a, b, bw, std::nullopt, 1.0);
-        measured.push_back(fmt::format("links.{}-{}.bandwidth_GBps", a, b));
+        emit_link(y, a, b, bw, std::nullopt, 1.0);
+        out.measured.push_back(fmt::format("links.{}-{}.bandwidth_GBps", a, b));
     }
-    for (const auto& [id, d] : endpoints) {
+    for (const auto& [id, d] : ids.endpoints) {
         double bw = pcie_link_GBps(d->link_gen, d->link_width);
         if (bw <= 0) continue;
-        inline_link(id, fmt::format("cpu{}", socket_of_node(h, d->numa_node)), bw, std::nullopt, std::nullopt);
+        emit_link(y, id, fmt::format("cpu{}", socket_of_node(h, d->numa_node)), bw, std::nullopt, std::nullopt);
     }
     y << YAML::EndSeq;
+}
+
+}  // namespace
+
+std::string to_system_yaml(const ProbeReport& r) {
+    const int sockets = std::max(1, r.host.sockets);
+    const bool cpu_only = r.gpus.empty();
+    const std::string host = r.hostname.empty() ? "localhost" : r.hostname;
+    SystemYaml out;
+    YAML::Emitter& y = out.y;
+    y.SetDoublePrecision(6);  // figures are rounded already; this keeps 10.61 from printing as 10.6099999
+    y << YAML::BeginMap;
+    y << YAML::Key << "name" << YAML::Value << "probed-" + host;
+    std::string vendor = read_first_line("/sys/class/dmi/id/sys_vendor");
+    y << YAML::Key << "vendor" << YAML::Value << (vendor.empty() ? std::string("unknown") : vendor);
+    if (!cpu_only) emit_gpu(out, r);
+    emit_cpu(out, r, sockets);
+    y << YAML::Key << "sockets" << YAML::Value << sockets;
+    y << YAML::Key << "cpu_only" << YAML::Value << cpu_only;
+    y << YAML::Key << "host_memory" << YAML::Value << static_cast<uint64_t>(r.host.memory_bytes);
+    emit_storage(out, r);
+    emit_links(out, r, emit_components(y, r, sockets));
 
     y << YAML::Key << "measured_fields" << YAML::Value << YAML::BeginSeq;
-    for (const auto& m : measured) y << m;
+    for (const auto& m : out.measured) y << m;
     y << YAML::EndSeq;
     y << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
     y << fmt::format("ftbound probe on {}, {}: fields in measured_fields are medians of the samples taken then", host, today());

@@ -258,7 +258,10 @@ std::string cost_sentence(const OperationsResult& o) {
                        p.currency.empty() ? "" : " " + p.currency, basis);
 }
 
-std::string plan_text(const Job& job, const Plan& plan) {
+namespace {
+
+// What is planned: model, method, layout, memory settings, system, and where the figures are less sure.
+std::string text_job(const Job& job, const Plan& plan) {
     const MemoryResult& m = plan.memory;
     const JobSpec& js = job.spec;
     std::string out;
@@ -287,9 +290,15 @@ std::string plan_text(const Job& job, const Plan& plan) {
                        job.system.nodes > 1 ? "s" : "");
     for (const auto& n : plan.accuracy_notes) out += "  accuracy: " + n + "\n";
     out += "\n";
-    const bool cpu = job.system.cpu_only;
-    const char* unit = cpu ? "socket" : "GPU";
+    return out;
+}
 
+// The memory at the peak by part, what the allocator and the runtime add, the verdict and the limits.
+std::string text_memory(const Job& job, const Plan& plan) {
+    const MemoryResult& m = plan.memory;
+    const JobSpec& js = job.spec;
+    const bool cpu = job.system.cpu_only;
+    std::string out;
     TextTable t({"memory at the peak (" + std::string(to_string(m.peak_phase)) + ")", "bytes", "share"},
                 {false, true, true});
     const double used = m.device_used_bytes > 0 ? m.device_used_bytes : 1;
@@ -326,6 +335,16 @@ std::string plan_text(const Job& job, const Plan& plan) {
                        plan.max_seq_len > job.model.max_positions && job.model.max_positions > 0
                            ? fmt::format(" (beyond the model's {} trained positions)", job.model.max_positions)
                            : "");
+    return out;
+}
+
+// The step, where it goes, the bottleneck and the weak points, and the time to train.
+std::string text_time(const Job& job, const Plan& plan) {
+    const MemoryResult& m = plan.memory;
+    const JobSpec& js = job.spec;
+    const bool cpu = job.system.cpu_only;
+    const char* unit = job.system.cpu_only ? "socket" : "GPU";
+    std::string out;
     const TimeResult& tm = plan.time;
     out += fmt::format("\n  step: {} per optimizer step ({} micro-batch{} per {}), {:.0f} tokens/s ({:.0f} per {}), MFU {:.1f}% (6N {:.1f}%), HFU {:.1f}%\n",
                        fmt_seconds(tm.step_seconds), js.grad_accumulation(), js.grad_accumulation() > 1 ? "es" : "", unit,
@@ -352,6 +371,13 @@ std::string plan_text(const Job& job, const Plan& plan) {
     if (tm.time_to_train_seconds)
         out += fmt::format("  time to train {} tokens x {} epochs: {}\n", fmt_count(js.data.tokens), js.data.epochs,
                            fmt_seconds(*tm.time_to_train_seconds));
+    return out;
+}
+
+// The changes that make the step faster, each re-planned.
+std::string text_recommendations(const Job& job, const Plan& plan) {
+    const char* unit = job.system.cpu_only ? "socket" : "GPU";
+    std::string out;
     if (!plan.recommendations.empty()) {
         out += "\n  what to change (each re-planned; all fit):\n";
         for (const auto& r : plan.recommendations) {
@@ -362,6 +388,13 @@ std::string plan_text(const Job& job, const Plan& plan) {
                                sets.substr(1));
         }
     }
+    return out;
+}
+
+// Power, reliability and checkpoints, energy and cost.
+std::string text_operations(const Job& job, const Plan& plan) {
+    const JobSpec& js = job.spec;
+    std::string out;
     const OperationsResult& o = plan.ops;
     if (job.system.device.tdp_w <= 0)   // e.g. a probed system whose power limit could not be read
         out += fmt::format("\n  power: unknown (the {} has no power figures: give tdp_w and idle_w in the system file)",
@@ -392,6 +425,15 @@ std::string plan_text(const Job& job, const Plan& plan) {
     } else {
         out += "  job length unknown: give data.tokens for time to train, reliability over the job, energy and cost\n";
     }
+    return out;
+}
+
+// What would make a job that does not fit fit, or that nothing tried does.
+std::string text_fixes(const Job& job, const Plan& plan) {
+    const MemoryResult& m = plan.memory;
+    const bool cpu = job.system.cpu_only;
+    const char* unit = job.system.cpu_only ? "socket" : "GPU";
+    std::string out;
     if (!plan.fixes.empty()) {
         out += "\n  what would make it fit (each re-planned):\n";
         for (const auto& f : plan.fixes) {
@@ -405,6 +447,13 @@ std::string plan_text(const Job& job, const Plan& plan) {
                            cpu ? "more RAM or more sockets" : "more or larger GPUs");
     }
     return out;
+}
+
+}  // namespace
+
+std::string plan_text(const Job& job, const Plan& plan) {
+    return text_job(job, plan) + text_memory(job, plan) + text_time(job, plan) + text_recommendations(job, plan) +
+           text_operations(job, plan) + text_fixes(job, plan);
 }
 
 }  // namespace ftb

@@ -3,6 +3,7 @@
 #pragma once
 #include "ftbound/job.hpp"
 #include "ftbound/memory.hpp"
+#include "memory/device_memory.hpp"
 #include "search/candidate.hpp"
 
 namespace ftb {
@@ -16,9 +17,9 @@ bool fits_for_search(const MemoryResult& m, bool allow_tight);
 // `fits` needs the band's top below the capacity, so device_used below it; `tight` needs the band's bottom at
 // most the capacity, and the band is never wider than kMaxBandFraction of the figure.
 bool could_fit_on_device(const MemoryResult& m, bool allow_tight);
-// src/memory/device_memory.cpp (uncertainty_band): never wider than +-10% of the figure (issue 9's limit);
+// The band is never wider than kMaxBandHalfWidth of the figure (memory/device_memory.hpp);
 // tests/unit/search_dominance_test.cpp checks it.
-inline constexpr double kMaxBandFraction = 0.10;
+inline constexpr double kMaxBandFraction = kMaxBandHalfWidth;
 
 // The memory figures of a configuration (fits, device and host use); time, cost and energy stay 0.
 Metrics memory_metrics(const Job& job, const MemoryResult& m, bool allow_tight);

@@ -40,7 +40,7 @@ std::optional<double> predict_quantity(const Job& job, const std::string& q, con
     if (const auto figure = memory_figure(q)) {
         const MemoryResult m = plan_memory(job);
         const auto [low, high] = figure_band_bytes(m, *figure);
-        if (band) *band = PredictedBand{bytes_in(job, low, unit), bytes_in(job, high, unit)};
+        if (band) *band = PredictedBand{bytes_in(job, low, unit), bytes_in(job, high, unit), band_parts(m, *figure)};
         return bytes_in(job, figure_bytes(m, *figure), unit);
     }
     if (q == "max_seq_len") return double(max_seq_len(job));

@@ -4,12 +4,14 @@
 #include <string>
 
 #include "ftbound/job.hpp"
+#include "memory/device_memory.hpp"
 
 namespace ftb {
 
 // The plan's uncertainty band around a predicted memory figure, in the case's unit.
 struct PredictedBand {
     double low = 0, high = 0;
+    BandParts parts;   // the figure's bytes by kind, which the band weighs (ftbound validate --fit-band)
 };
 
 // nullopt (with `why`) when the quantity is not predicted for this job. For the memory figures (allocated_peak,

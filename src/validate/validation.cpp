@@ -121,14 +121,14 @@ CaseResult run_case(const ValidationCase& c, const std::string& csv_dir) {
     try {
         std::optional<PredictedBand> band;
         r.predicted = predict_quantity(load_job(job_path, c.set), c.quantity, c.unit, r.skipped, &band);
-        if (band) r.band_low = band->low, r.band_high = band->high;
+        if (band) r.band_low = band->low, r.band_high = band->high, r.band_parts = band->parts;
         if (!c.set.empty()) {
             std::string why;
             r.predicted_as_transcribed = predict_quantity(load_job(job_path), c.quantity, c.unit, why);
         }
     } catch (const InputError& e) {
         r.predicted.reset();
-        r.band_low.reset(), r.band_high.reset();
+        r.band_low.reset(), r.band_high.reset(), r.band_parts.reset();
         r.skipped = std::string("error: ") + e.what();
     }
     if (r.predicted) r.error_fraction = (*r.predicted - c.measured) / c.measured;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "memory/device_memory.hpp"
+
 namespace ftb {
 
 struct ValidationCase {
@@ -24,6 +26,7 @@ struct CaseResult {
     std::string skipped;               // why no prediction (empty when predicted)
     // Memory figures: the plan's uncertainty band around the prediction, in the case's unit.
     std::optional<double> band_low, band_high;
+    std::optional<BandParts> band_parts;   // the figure's bytes by kind, as the band weighs them
     bool in_band() const { return band_low && band_high && c.measured >= *band_low && c.measured <= *band_high; }
     // Half the band's width as a fraction of the prediction (0 without a band).
     double band_half_width_fraction() const;

@@ -113,6 +113,16 @@ TEST(CliPolish, PlanAndValidateCsv) {
     EXPECT_GT(high, predicted);
     EXPECT_LE(high - predicted, 0.10 * predicted + 1e-9);   // never wider than +/-10% of the figure
     EXPECT_EQ(v[3][10], (1 >= low && 1 <= high) ? "true" : "false");
+
+    // Several cases files are for fitting the band only; the fit reports the memory case of quality high/medium
+    // (without a quality column no case is marked low, so each counts).
+    const std::string cases = spec_test::scratch_dir() + "/csv_validate/cases.csv";
+    r = run_ftbound({"validate", cases, cases});
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_NE(r.err.find("several only with --fit-band"), std::string::npos) << r.err;
+    r = run_ftbound({"validate", cases, cases, "--fit-band"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_NE(r.out.find("memory band over 2 cases"), std::string::npos) << r.out;
 }
 
 TEST(CliPolish, ProbeOutIsCheckedBeforeProbing) {

@@ -22,11 +22,12 @@ TEST(MemoryVerdict, BandAddsTheUncertaintyOfEachKind) {
     b.logits_bytes = 100;
     b.temporary_bytes = 40;
     b.overhead_bytes = 60;
-    const Band band = uncertainty_band(b, 700);
+    const BandFractions fractions{0.02, 0.10, 0.25};
+    const Band band = uncertainty_band(band_parts(b, 700), fractions);
     EXPECT_DOUBLE_EQ(band.below, 69);
     EXPECT_DOUBLE_EQ(band.above, 69);
     // The same parts against a 600-byte figure hit the cap: ±60.
-    EXPECT_DOUBLE_EQ(uncertainty_band(b, 600).above, 60);
+    EXPECT_DOUBLE_EQ(uncertainty_band(band_parts(b, 600), fractions).above, 60);
 }
 
 // The tiny job on an H100 whose memory is set to `capacity` bytes.
