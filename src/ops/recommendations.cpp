@@ -66,11 +66,9 @@ std::string split_gain(const Job& job, const TimeResult& before, const Job& tria
                        trial.system.device.name, job.system.device.name, gpu_alone, total / gpu_alone);
 }
 
-std::vector<Candidate> candidates(const Job& base) {
-    std::vector<Candidate> c;
+// Settings of the training itself: recompute, attention and loss kernels, compilation, fp8, micro-batch.
+void add_training_changes(std::vector<Candidate>& c, const Job& base) {
     const TrainSpec& tr = base.spec.train;
-    const ParallelSpec& p = base.spec.parallel;
-    const OffloadSpec& off = base.spec.offload;
     if (tr.recompute == Recompute::full)
         c.push_back({Resource::compute, "recompute only attention (activation_checkpointing: selective)",
                      {"train.activation_checkpointing=selective"}, false,
@@ -100,6 +98,12 @@ std::vector<Candidate> candidates(const Job& base) {
                      j.spec.train.micro_batch = mb;
                      return true;
                  }});
+}
+
+// The layout: ZeRO stage, tensor and pipeline parallelism.
+void add_layout_changes(std::vector<Candidate>& c, const Job& base) {
+    const TrainSpec& tr = base.spec.train;
+    const ParallelSpec& p = base.spec.parallel;
     if (p.zero > 0)
         c.push_back({Resource::network, "a lower ZeRO stage: fewer collectives per step (zero: " + std::to_string(p.zero - 1) + ")",
                      {"parallel.zero=" + std::to_string(p.zero - 1)}, false,
@@ -131,6 +135,12 @@ std::vector<Candidate> candidates(const Job& base) {
                      {"train.global_batch=" + std::to_string(tr.global_batch * 2)}, true,
                      [](Job& j) { j.spec.train.global_batch *= 2; return true; }});
     }
+}
+
+// What is offloaded to the host.
+void add_offload_changes(std::vector<Candidate>& c, const Job& base) {
+    const ParallelSpec& p = base.spec.parallel;
+    const OffloadSpec& off = base.spec.offload;
     if (off.optimizer != OffloadTarget::none)
         c.push_back({Resource::pcie, "keep the optimizer on the GPU (offload.optimizer: none)", {"offload.optimizer=none"}, false,
                      [](Job& j) { j.spec.offload.optimizer = OffloadTarget::none; return true; }});
@@ -144,6 +154,10 @@ std::vector<Candidate> candidates(const Job& base) {
         c.push_back({Resource::pcie, "keep activations on the GPU with recompute instead",
                      {"offload.activations=none", "train.activation_checkpointing=full"}, false,
                      [](Job& j) { j.spec.offload.activations = OffloadTarget::none; j.spec.train.recompute = Recompute::full; return true; }});
+}
+
+// Other hardware from the catalog: a faster fabric between nodes, an NVLink server for PCIe-only GPUs.
+void add_hardware_changes(std::vector<Candidate>& c, const Job& base) {
     if (base.system.nodes > 1) {
         const std::string net = faster_network(base);
         if (!net.empty())
@@ -172,6 +186,14 @@ std::vector<Candidate> candidates(const Job& base) {
                              return true;
                          }});
     }
+}
+
+std::vector<Candidate> candidates(const Job& base) {
+    std::vector<Candidate> c;
+    add_training_changes(c, base);
+    add_layout_changes(c, base);
+    add_offload_changes(c, base);
+    add_hardware_changes(c, base);
     return c;
 }
 

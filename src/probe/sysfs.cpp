@@ -123,10 +123,11 @@ std::vector<PciDevice> read_pci_devices(const std::string& root) {
     return devices;
 }
 
-HostInfo read_host_info(const std::string& root) {
-    HostInfo h;
-    fs::path r(root);
-    std::ifstream cpuinfo(r / "proc/cpuinfo");
+namespace {
+
+// Model, vendor and the bf16 instruction sets, from the first CPU in /proc/cpuinfo.
+void read_cpuinfo(const fs::path& root, HostInfo& h) {
+    std::ifstream cpuinfo(root / "proc/cpuinfo");
     std::string line;
     std::set<std::string> flags;
     while (std::getline(cpuinfo, line)) {
@@ -147,22 +148,30 @@ HostInfo read_host_info(const std::string& root) {
     if (h.vendor == "GenuineIntel") h.vendor = "intel";
     else if (h.vendor == "AuthenticAMD") h.vendor = "amd";
     h.has_avx512_bf16 = flags.count("avx512_bf16") > 0;
-    h.has_amx_bf16 = flags.count("amx_bf16") > 0 && flags.count("amx_tile") > 0;
+    h.has_amx_bf16 = flags.count("amx_tile") > 0 && flags.count("amx_bf16") > 0;
+}
 
-    // Sockets and physical cores from each online CPU's topology.
+// The numbers N of the entries PREFIX<N> of a folder (cpu0, node1, ...), for kernels without an `online` list.
+std::vector<int> numbered_entries(const fs::path& dir, const std::string& prefix) {
+    std::vector<int> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string n = e.path().filename().string();
+        if (n.size() > prefix.size() && n.compare(0, prefix.size(), prefix) == 0 &&
+            std::all_of(n.begin() + static_cast<std::ptrdiff_t>(prefix.size()), n.end(), ::isdigit))
+            out.push_back(std::atoi(n.c_str() + prefix.size()));
+    }
+    return out;
+}
+
+// Sockets and physical cores from each online CPU's topology; returns the package of each CPU.
+std::map<int, long> read_cpu_topology(const fs::path& root, HostInfo& h) {
     std::set<long> packages;
     std::set<std::pair<long, long>> cores;
     std::map<int, long> cpu_package;
-    fs::path cpu_dir = r / "sys/devices/system/cpu";
+    const fs::path cpu_dir = root / "sys/devices/system/cpu";
     std::vector<int> online = parse_cpu_list(read_line(cpu_dir / "online"));
-    std::error_code ec;
-    if (online.empty()) {
-        for (const auto& e : fs::directory_iterator(cpu_dir, ec)) {
-            std::string n = e.path().filename().string();
-            if (n.size() > 3 && n.compare(0, 3, "cpu") == 0 && std::all_of(n.begin() + 3, n.end(), ::isdigit))
-                online.push_back(std::atoi(n.c_str() + 3));
-        }
-    }
+    if (online.empty()) online = numbered_entries(cpu_dir, "cpu");
     for (int cpu : online) {
         fs::path topo = cpu_dir / fmt::format("cpu{}", cpu) / "topology";
         long pkg = parse_long(read_line(topo / "physical_package_id"), 0);
@@ -178,37 +187,46 @@ HostInfo read_host_info(const std::string& root) {
     h.logical_cpus = static_cast<int>(online.size());
     h.sockets = static_cast<int>(packages.size());
     h.cores = static_cast<int>(cores.size());
+    return cpu_package;
+}
 
-    // NUMA nodes and the socket each belongs to (the package of its first CPU).
-    fs::path node_dir = r / "sys/devices/system/node";
+// NUMA nodes and the socket each belongs to (the package of its first CPU).
+void read_numa_nodes(const fs::path& root, const std::map<int, long>& cpu_package, HostInfo& h) {
+    const fs::path node_dir = root / "sys/devices/system/node";
     std::vector<int> nodes = parse_cpu_list(read_line(node_dir / "online"));
-    if (nodes.empty()) {
-        for (const auto& e : fs::directory_iterator(node_dir, ec)) {
-            std::string n = e.path().filename().string();
-            if (n.size() > 4 && n.compare(0, 4, "node") == 0 && std::all_of(n.begin() + 4, n.end(), ::isdigit))
-                nodes.push_back(std::atoi(n.c_str() + 4));
-        }
-    }
+    if (nodes.empty()) nodes = numbered_entries(node_dir, "node");
     std::sort(nodes.begin(), nodes.end());
     h.numa_nodes = std::max<int>(1, static_cast<int>(nodes.size()));
     int max_node = nodes.empty() ? 0 : nodes.back();
     h.numa_node_socket.assign(static_cast<size_t>(max_node) + 1, 0);
     // Socket numbers are the rank of the package id (ids need not be dense).
     std::map<long, int> package_rank;
-    for (long p : packages) package_rank.emplace(p, static_cast<int>(package_rank.size()));
+    for (const auto& [cpu, pkg] : cpu_package) package_rank.emplace(pkg, 0);
+    int rank = 0;
+    for (auto& [pkg, r] : package_rank) r = rank++;
     for (int n : nodes) {
         std::vector<int> cpus = parse_cpu_list(read_line(node_dir / fmt::format("node{}", n) / "cpulist"));
-        if (!cpus.empty() && cpu_package.count(cpus.front()))
-            h.numa_node_socket[static_cast<size_t>(n)] = package_rank[cpu_package[cpus.front()]];
+        auto it = cpus.empty() ? cpu_package.end() : cpu_package.find(cpus.front());
+        if (it != cpu_package.end()) h.numa_node_socket[static_cast<size_t>(n)] = package_rank[it->second];
     }
+}
 
-    std::ifstream meminfo(r / "proc/meminfo");
-    while (std::getline(meminfo, line)) {
-        if (line.compare(0, 9, "MemTotal:") == 0) {
-            h.memory_bytes = std::strtod(line.c_str() + 9, nullptr) * 1024.0;  // the kernel writes kB = KiB
-            break;
-        }
-    }
+double read_memory_total_bytes(const fs::path& root) {
+    std::ifstream meminfo(root / "proc/meminfo");
+    std::string line;
+    while (std::getline(meminfo, line))
+        if (line.compare(0, 9, "MemTotal:") == 0) return std::strtod(line.c_str() + 9, nullptr) * 1024.0;  // kB = KiB
+    return 0;
+}
+
+}  // namespace
+
+HostInfo read_host_info(const std::string& root) {
+    HostInfo h;
+    const fs::path r(root);
+    read_cpuinfo(r, h);
+    read_numa_nodes(r, read_cpu_topology(r, h), h);
+    h.memory_bytes = read_memory_total_bytes(r);
     return h;
 }
 
