@@ -82,6 +82,10 @@ struct FrameworkProfile {
     bool fsdp1_flat_gradients = false;
     // Time behaviour
     double host_overhead_per_kernel_us = 0;     // Python + dispatcher work per launched kernel (eager mode)
+    // Threads each rank's optimizer step gets when it runs on the host (offload.optimizer: cpu) with torch.optim:
+    // torchrun sets OMP_NUM_THREADS=1 per process when nproc_per_node > 1. 0 = the node's cores shared by its
+    // ranks (DeepSpeed's CPU Adam).
+    int cpu_optimizer_threads_per_rank = 0;
     // Attention kernel generation the framework runs: 1 = FlashAttention(-1)/Triton port, 2 = FlashAttention-2
     // (torch SDPA's flash backend), 3 = FlashAttention-3 (Hopper).
     int attention_kernel = 2;

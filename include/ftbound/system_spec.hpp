@@ -46,6 +46,9 @@ struct DeviceSpec {
     int memory_channels = 0;
     // CPU rates of PyTorch on this machine, measured (a probed system file); 0 where not measured.
     double op_overhead_us = 0;        // host time per eager PyTorch op, forward with autograd recording + its backward
+    // One core streaming from DRAM, GB/s: a core's outstanding cache-line misses over the memory latency (Little's
+    // law; McCalpin 2023/2025), far below the socket's peak. 0 = unknown (a CPU step then shares the sockets).
+    double core_memory_bandwidth_GBps = 0;
     double first_touch_GBps = 0;      // writing freshly mapped pages (page faults + kernel zeroing), GB/s
     double runtime_rss_bytes = 0;     // resident set of a process that has imported torch, before any model
     double blas_switch_us = 0;        // extra time per GEMM call between OpenMP-parallel ops, when the BLAS runs its own

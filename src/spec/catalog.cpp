@@ -227,6 +227,7 @@ DeviceSpec Catalog::read_device(const Fields& f, DeviceKind kind, const DeviceSp
     d.memory_channels = static_cast<int>(f.get_int("memory_channels", 0, 64).value_or(d.memory_channels));
     d.op_overhead_us = f.get_number("op_overhead_us", 0, 1e6).value_or(d.op_overhead_us);
     d.first_touch_GBps = f.get_number("first_touch_GBps", 0, 1e6).value_or(d.first_touch_GBps);
+    d.core_memory_bandwidth_GBps = f.get_number("core_memory_bandwidth_GBps", 0, 1e4).value_or(d.core_memory_bandwidth_GBps);
     d.runtime_rss_bytes = f.get_size_bytes("runtime_rss").value_or(d.runtime_rss_bytes);
     d.blas_switch_us = f.get_number("blas_switch_us", 0, 1e7).value_or(d.blas_switch_us);
     if (kind == DeviceKind::gpu) {

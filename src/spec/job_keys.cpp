@@ -22,7 +22,7 @@ const std::vector<JobKeySection>& job_key_sections() {
         {"hardware.gpu",
          {"base", "name", "aliases", "kind", "vendor", "memory", "memory_bandwidth_GBps", "tflops", "matmul_ceiling", "sm_count", "tdp_w", "idle_w",
           "host_link", "cuda_context_bytes", "cores", "base_ghz", "all_core_turbo_ghz", "memory_channels", "pcie_lanes",
-          "pcie_gen", "op_overhead_us", "first_touch_GBps", "runtime_rss", "blas_switch_us", "architecture", "memory_type", "form_factor", "nvlink_GBps", "boost_ghz", "l2_cache_bytes",
+          "pcie_gen", "op_overhead_us", "first_touch_GBps", "core_memory_bandwidth_GBps", "runtime_rss", "blas_switch_us", "architecture", "memory_type", "form_factor", "nvlink_GBps", "boost_ghz", "l2_cache_bytes",
           "released", "sources", "notes"}},
         {"hardware.gpu.tflops", {"fp32", "tf32", "fp16", "bf16", "fp8"}},
         {"hardware.gpu.matmul_ceiling", {"bf16", "fp8"}},

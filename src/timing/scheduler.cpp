@@ -367,12 +367,45 @@ void schedule_cpu_fresh_pages(Schedule& s, const ScheduleInputs& in) {
     s.ledger.add("page faults on fresh tensors (gradients, optimizer temporaries, logits)", seconds, Resource::host_memory);
 }
 
+// Bytes torch's AdamW moves through DRAM per parameter on the CPU, for element sizes p (parameter), g (gradient)
+// and s (state). fused (aten/src/ATen/native/cpu/FusedAdamKernel.cpp adam_fused_step_impl): one pass reads param,
+// grad, exp_avg, exp_avg_sq and writes param, exp_avg, exp_avg_sq: 2p + g + 4s. for_loop / foreach (torch/optim/
+// adamw.py _single_tensor_adamw, torch 1.13; foreach runs the same ops over lists): param.mul_ 2p; exp_avg.mul_ 2s,
+// .add_(grad) 2s + g; exp_avg_sq.mul_ 2s, .addcmul_(grad, grad) 2s + g (both operands the same lines); sqrt() and
+// the division by the bias correction each write a new tensor (s read, s written, s read for ownership: 3s each);
+// .add_(eps) 2s; param.addcdiv_ 2p + 2s: 4p + 2g + 18s. Checked on one core with
+// tools/groundtruth/cpu_adamw_single_thread.py (docs/validation.md).
+double cpu_adamw_bytes_per_param(OptimizerImpl impl, double p, double g, double s) {
+    if (impl == OptimizerImpl::fused) return 2 * p + g + 4 * s;
+    return 4 * p + 2 * g + 18 * s;
+}
+
+// torch.optim stepping each rank's shard on the host (FSDP CPU offload), on the threads the launcher leaves each
+// rank: a rank streams at no more than its cores' own rate, and the node's ranks together at no more than the
+// sockets' DDR (kCpuStreamFraction of peak). Without a per-core figure for the host CPU, the sockets are shared.
+double torch_cpu_optimizer_seconds(const ScheduleInputs& in, double trainable_here) {
+    const SystemSpec& sys = in.job.system;
+    const TrainingSetup& set = in.set;
+    const double p = set.master_bytes_per_param > 0 ? set.master_bytes_per_param : set.trainable_storage_bytes;
+    const double bytes = trainable_here * cpu_adamw_bytes_per_param(in.job.spec.train.optimizer_impl, p, set.grad_bytes, set.state_bytes);
+    double rank_Bps = double(sys.sockets) * sys.host_cpu.memory_bandwidth_GBps * 1e9 * kCpuStreamFraction / node_gpus(sys);
+    const double core_GBps = sys.host_cpu.core_memory_bandwidth_GBps;
+    if (core_GBps > 0) rank_Bps = std::min(rank_Bps, in.job.framework.cpu_optimizer_threads_per_rank * core_GBps * 1e9);
+    rank_Bps *= in.scale[Resource::host_memory];
+    return rank_Bps > 0 ? bytes / rank_Bps : 0;
+}
+
 void schedule_optimizer_step(Schedule& s, const ScheduleInputs& in) {
     const double trainable_here = trainable_params_here(in);
     if (in.job.spec.offload.optimizer == OffloadTarget::none) {
         const double seconds = memory_bound_seconds(trainable_here * optimizer_bytes_per_param(in), in.rates) /
                                in.scale[Resource::memory_bandwidth];
         s.ledger.add("optimizer step", seconds, Resource::memory_bandwidth);
+        return;
+    }
+    if (in.job.framework.cpu_optimizer_threads_per_rank > 0) {
+        s.ledger.add("CPU optimizer step (offloaded)", torch_cpu_optimizer_seconds(in, trainable_here), Resource::host_memory);
+        schedule_offload_transfers(s, in, trainable_here);
         return;
     }
     // ZeRO-Offload: fp32 Adam on the host, bounded by DDR bandwidth shared by the node's GPUs (Ren et al. 2021).

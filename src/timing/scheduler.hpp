@@ -80,6 +80,10 @@ void schedule_socket_gradient_exchange(Schedule& s, const ScheduleInputs& in);
 double cpu_fresh_page_bytes(const ScheduleInputs& in);
 void schedule_cpu_fresh_pages(Schedule& s, const ScheduleInputs& in);
 // The optimizer step on the GPU, or on the host with its PCIe traffic (ZeRO-Offload).
+// Bytes torch's AdamW moves through DRAM per parameter on the CPU (element sizes: parameter, gradient, state).
+double cpu_adamw_bytes_per_param(OptimizerImpl impl, double param_bytes, double grad_bytes, double state_bytes);
+// torch.optim on the host per rank (FSDP CPU offload) on the launcher's threads per rank.
+double torch_cpu_optimizer_seconds(const ScheduleInputs& in, double trainable_here);
 void schedule_optimizer_step(Schedule& s, const ScheduleInputs& in);
 // Parameters / activations offloaded to the host, streamed per micro-batch.
 void schedule_offload_streams(Schedule& s, const ScheduleInputs& in);

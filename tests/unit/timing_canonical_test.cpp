@@ -453,5 +453,26 @@ TEST(TimingSweep, MoreMicroBatchesShrinkThePipelineBubble) {
     }
 }
 
+// torch's AdamW on the CPU per parameter: the fused kernel's one pass (2p + g + 4s) and the for-loop's eleven
+// (4p + 2g + 18s; tools/groundtruth/cpu_adamw_single_thread.py: 48.6 B measured against 48 for bf16 on one core).
+TEST(TimingCanonical, CpuAdamwBytesPerParameterFollowTheImplementation) {
+    EXPECT_DOUBLE_EQ(cpu_adamw_bytes_per_param(OptimizerImpl::fused, 2, 2, 2), 14);     // torchtune bf16
+    EXPECT_DOUBLE_EQ(cpu_adamw_bytes_per_param(OptimizerImpl::fused, 4, 4, 4), 28);     // fp32 masters and states
+    EXPECT_DOUBLE_EQ(cpu_adamw_bytes_per_param(OptimizerImpl::for_loop, 2, 2, 2), 48);
+    EXPECT_DOUBLE_EQ(cpu_adamw_bytes_per_param(OptimizerImpl::foreach, 2, 2, 2), 48);
+}
+
+// torchtune's offloaded AdamW: one core per rank (torchrun's OMP_NUM_THREADS=1), so the step runs at the host CPU's
+// per-core rate (xeon-8480: 27.9 GB/s), not at a share of the sockets' DDR.
+TEST(TimingCanonical, TorchtuneCpuOffloadStepsEachShardOnOneCore) {
+    const Planned p = plan(plan_test::tiny_job({{"train.framework", "torchtune"}, {"parallel.zero", "3"},
+                                                {"offload.optimizer", "cpu"}, {"offload.params", "cpu"},
+                                                {"train.global_batch", "8"}}, 8));
+    ASSERT_EQ(p.job.system.host_cpu.name, "xeon-8480");
+    ASSERT_EQ(p.job.framework.cpu_optimizer_threads_per_rank, 1);
+    const double shard = p.memory.trainable_params / 8;
+    EXPECT_NEAR(phase_seconds(p.time, "CPU optimizer step (offloaded)"), shard * 14 / 27.9e9, 1e-12);
+}
+
 }  // namespace
 }  // namespace ftb
