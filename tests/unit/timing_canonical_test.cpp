@@ -15,6 +15,7 @@
 #include "spec/document.hpp"
 #include "spec/job_file.hpp"
 #include "system/collectives.hpp"
+#include "timing/scheduler.hpp"
 
 namespace ftb {
 namespace {
