@@ -73,6 +73,10 @@ struct FrameworkProfile {
     bool fsdp_unit_mixes_frozen = false;
     // Gradient accumulation under FSDP's no_sync(): gradients accumulate unsharded (PyTorch FSDP docs, no_sync).
     bool fsdp_no_sync_accumulation = false;
+    // `parallel.zero: 2` is FSDP's SHARD_GRAD_OP: parameters are sharded outside computation, unsharded before the
+    // forward and resharded only after the backward (torch/distributed/fsdp/api.py ShardingStrategy), gathered in
+    // MixedPrecision's param_dtype. Otherwise ZeRO-2 keeps whole parameters (DeepSpeed stage 2, Megatron).
+    bool zero2_shards_params = false;
     // FSDP1 (FlatParameter units): every syncing backward writes each unit's flat gradient from its views'
     // gradients, casts it to the reduce dtype and pre-divides it before the reduce-scatter (work_builder.cpp).
     bool fsdp1_flat_gradients = false;

@@ -47,6 +47,12 @@ WeightBytes weight_bytes(const Job& job, const TrainingSetup& set, const StagePa
         const double quantised = p.largest_layer_quantised;
         w.gathered = double(job.framework.zero3_live_layers) *
                      ((p.largest_layer - quantised) * set.bytes.weight_compute + quantised * set.quant_bytes_per_param);
+    } else if (params_sharded_at_rest(job)) {
+        // FSDP SHARD_GRAD_OP: each unit stays unsharded from its forward until after its backward
+        // (torch/distributed/fsdp/api.py ShardingStrategy.SHARD_GRAD_OP), so at the peak the whole stage is gathered
+        // in the compute dtype (MixedPrecision param_dtype), beside the fp32 shards.
+        w.stored /= shard;
+        w.gathered = (p.trainable + p.frozen) * set.bytes.weight_compute + p.quantised * set.quant_bytes_per_param;
     }
     if (job.spec.offload.params != OffloadTarget::none) {
         w.stored = 0;
@@ -91,7 +97,9 @@ GradientBytes gradient_bytes(const Job& job, const TrainingSetup& set, const Sta
     if (opt_offload) g.resident = 0;   // reduced gradients stream to the host optimizer
     if (par.zero >= 2 || opt_offload) {
         // DeepSpeed reduce bucket / FSDP's unsharded gradient of the block in flight.
-        const double bucket = zero3 ? p.largest_layer * set.grad_bytes : fw.zero_bucket_elements * set.grad_bytes;
+        // FSDP (full shard or SHARD_GRAD_OP) reduce-scatters one unit's unsharded gradient at a time.
+        const bool fsdp_units = params_sharded_at_rest(job);
+        const double bucket = fsdp_units ? p.largest_layer * set.grad_bytes : fw.zero_bucket_elements * set.grad_bytes;
         g.buffers = std::min(bucket, g.full);
     }
     add_contiguous_gradient_buffer(job, set, g);

@@ -76,6 +76,11 @@ void set_stream_dtypes(const Job& job, TrainingSetup& s) {
 
 }  // namespace
 
+bool params_sharded_at_rest(const Job& job) {
+    const int64_t zero = job.spec.parallel.zero;
+    return zero >= 3 || (zero == 2 && job.framework.zero2_shards_params);
+}
+
 TrainingSetup derive_setup(const Job& job) {
     const TrainSpec& t = job.spec.train;
     const FrameworkProfile& fw = job.framework;
@@ -93,7 +98,7 @@ TrainingSetup derive_setup(const Job& job) {
     // FSDP/ZeRO-3 mixed precision gathers the fp32 shards as low-precision parameters (MixedPrecision
     // param_dtype): the model then runs on bf16 weights, so autocast has nothing to cast and the residual
     // stream stays in the compute dtype (PyTorch FSDP docs, MixedPrecision).
-    const bool sharded_params = job.spec.parallel.zero >= 3;
+    const bool sharded_params = params_sharded_at_rest(job);
     s.bytes.autocast = mixed && fw.mixed_style == MixedStyle::amp && !sharded_params;
     s.full = t.method == Method::full || t.method == Method::freeze;
     s.adapters = t.method == Method::lora || t.method == Method::qlora;

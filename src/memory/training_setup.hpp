@@ -49,6 +49,10 @@ struct TrainingSetup {
 
 TrainingSetup derive_setup(const Job& job);
 
+// Parameters live sharded over data parallelism between uses: ZeRO-3 / FSDP full shard, and FSDP's SHARD_GRAD_OP
+// for `zero: 2` where the profile says so (zero2_shards_params).
+bool params_sharded_at_rest(const Job& job);
+
 // LoRA target module name (any family's HuggingFace name, e.g. q_proj, query_key_value, wi_0, c_attn)
 // -> the block linears it covers; 0 when the name is not a block linear.
 uint32_t lora_target_bits(const std::string& name);

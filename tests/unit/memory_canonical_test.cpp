@@ -132,8 +132,10 @@ TEST(MemoryCanonical, ZeroStagesShardByDataParallel) {
     }
     // ZeRO-2: gradients sharded too (101,024); the reduce bucket (10,000 elements x 2 B here) lives only
     // through backward. Step: 404,096 + 101,024 + 202,048 + 101,024 = 808,192 > backward 776,160.
+    // (DeepSpeed's stage 2: whole parameters stay; the generic profile's FSDP SHARD_GRAD_OP is below.)
     {
         Job job = tiny_job({{"parallel.zero", "2"}}, 4);
+        job.framework.zero2_shards_params = false;
         job.framework.zero_bucket_elements = 10000;
         const MemoryResult m = plan_memory(job);
         EXPECT_EQ(m.peak_phase, MemoryPhase::optimizer_step);
@@ -157,6 +159,23 @@ TEST(MemoryCanonical, ZeroStagesShardByDataParallel) {
         EXPECT_DOUBLE_EQ(m.params_per_gpu, kTinyParams / 4);
         EXPECT_DOUBLE_EQ(m.allocated_peak_bytes, 248992 + 175008 + 202048 + 24800 + 16000 + 8192 + kHopperCublasBytes);
     }
+}
+
+TEST(MemoryCanonical, FsdpShardGradOpKeepsTheStageGatheredUntilBackwardEnds) {
+    // Generic zero 2 = FSDP SHARD_GRAD_OP over 4 GPUs, pure bf16: parameters sharded at rest (404,096 / 4 =
+    // 101,024), every unit unsharded from its forward until after its backward (202,048 x 2 = 404,096): 505,120 in
+    // backward. Gradients: the shard (101,024) + one unit's unsharded gradient being reduce-scattered (36,992 x 2 =
+    // 73,984), not DeepSpeed's 5e8-element bucket. States 202,048. At the optimizer step only the shards remain.
+    const MemoryResult m = plan_memory(tiny_job({{"parallel.zero", "2"}}, 4));
+    EXPECT_EQ(m.peak_phase, MemoryPhase::backward);
+    EXPECT_DOUBLE_EQ(m.breakdown.weights_bytes, 505120);
+    EXPECT_DOUBLE_EQ(m.breakdown.gradients_bytes, 101024 + 73984);
+    EXPECT_DOUBLE_EQ(m.breakdown.optimizer_bytes, 202048);
+    EXPECT_DOUBLE_EQ(m.params_per_gpu, kTinyParams / 4);
+    // Under torch.amp (weights: mixed) FSDP's MixedPrecision gathers bf16 copies of fp32 shards: no autocast
+    // casts; shards 202,048 x 4 / 4 = 202,048 + gathered 404,096.
+    const MemoryResult amp = plan_memory(tiny_job({{"parallel.zero", "2"}, {"train.weights", "mixed"}}, 4));
+    EXPECT_DOUBLE_EQ(amp.breakdown.weights_bytes, 202048 + 404096);
 }
 
 TEST(MemoryCanonical, LoraTrainableCountsAreRankTimesInPlusOut) {
