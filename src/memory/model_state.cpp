@@ -47,6 +47,11 @@ WeightBytes weight_bytes(const Job& job, const TrainingSetup& set, const StagePa
         const double quantised = p.largest_layer_quantised;
         w.gathered = double(job.framework.zero3_live_layers) *
                      ((p.largest_layer - quantised) * set.bytes.weight_compute + quantised * set.quant_bytes_per_param);
+        // The head's matmul reads the whole weight: it is gathered from the head's forward through its backward, which
+        // comes first (DeepSpeed partitioned_param_coordinator.py fetch_sub_module gathers a module's parameters
+        // before it runs; the reuse in the head's backward lies within stage3_max_reuse_distance, so
+        // release_sub_module keeps it; FSDP keeps the root unit, which holds the head, unsharded after forward).
+        w.head_gathered = p.head_weights * set.bytes.weight_compute;
     } else if (params_sharded_at_rest(job)) {
         // FSDP SHARD_GRAD_OP: each unit stays unsharded from its forward until after its backward
         // (torch/distributed/fsdp/api.py ShardingStrategy.SHARD_GRAD_OP), so at the peak the whole stage is gathered

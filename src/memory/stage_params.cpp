@@ -99,6 +99,7 @@ void add_embedding_and_head(const Job& job, const TrainingSetup& set, const Stag
     } else if (head_trains) {
         p.linear_weights += vocab_shard;   // the tied matrix is also read by the head matmul
     }
+    if (!head_quantised) p.head_weights = vocab_shard;
     if (head_trains && !head_quantised) {
         p.head_matrix = vocab_shard;
         p.head_tied = m.tie_word_embeddings && sp.has_embedding;

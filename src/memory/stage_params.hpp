@@ -33,6 +33,7 @@ struct StageParams {
     double blocks = 0;             // all block parameters on this GPU (FSDP units)
     double largest_trainable_matrix = 0;   // elements of the largest trainable tensor (a for-loop optimizer step)
     double head_matrix = 0;        // the output head's weight when it trains on this stage (its gradient comes first)
+    double head_weights = 0;       // the output head's weight on this stage, trainable or not (unquantised)
     bool head_tied = false;        // ... and is the embedding matrix on this same stage (tie_word_embeddings)
 };
 

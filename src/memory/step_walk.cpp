@@ -53,7 +53,8 @@ void walk_forward(const Job& job, const StageMemory& s, PhasePeak& best, std::ve
     const bool zero0 = job.spec.parallel.zero == 0;
     MemoryBreakdown b;
     b.weights_bytes = s.weights.stored + s.weights.gathered + s.weights.amp_copies + s.weights.dequant +
-                      (s.weights.dequant_saved_in_forward ? s.weights.dequant_saved : 0);
+                      (s.weights.dequant_saved_in_forward ? s.weights.dequant_saved : 0) +
+                      (s.has_head ? s.weights.head_gathered : 0);
     b.gradients_bytes = (s.grads.persist ? s.grads.resident : 0) + (zero0 || s.grads.buffers_kept ? s.grads.buffers : 0);
     b.optimizer_bytes = s.optimizer.resident;
     b.activations_bytes = s.activations.resident;
@@ -68,6 +69,7 @@ void walk_forward(const Job& job, const StageMemory& s, PhasePeak& best, std::ve
     at_head.gradients_bytes += head_grad_in_flight(job, s);
     if (s.has_head) take_max(best, at_head, MemoryPhase::loss);
     b.logits_bytes = 0;
+    b.weights_bytes -= s.has_head ? s.weights.head_gathered : 0;
     b.temporary_bytes = s.work.cublas + s.work.forward;
     take_max(best, b, MemoryPhase::forward);
     if (points) {
