@@ -124,13 +124,13 @@ double round_to(double v, int digits) {
 
 }  // namespace
 
-json to_json(const ProbeReport& r) {
-    json j;
-    json samples = json::object();
-    j["hostname"] = r.hostname;
+namespace {
+
+// The host's part and its benchmarks; their samples go into `samples`.
+json host_json(const ProbeReport& r, json& samples) {
     const auto& h = r.host;
     const auto& hb = r.host_bench;
-    j["host"] = {
+    json host = {
         {"cpu_model", h.cpu_model},
         {"vendor", h.vendor},
         {"sockets", h.sockets},
@@ -161,8 +161,12 @@ json to_json(const ProbeReport& r) {
     if (hb.torch_op_us) samples["host.torch_op_us"] = hb.torch_op_us->samples;
     if (hb.torch_blas_switch_us) samples["host.torch_blas_switch_us"] = hb.torch_blas_switch_us->samples;
 
+    return host;
+}
+
+json storage_json(const ProbeReport& r, json& samples) {
     const auto& s = r.storage;
-    j["storage"] = {
+    json storage = {
         {"dir", s.dir},
         {"measured", s.measured},
         {"read_GBps", s.measured ? value_or_null(s.read_GBps) : json(nullptr)},
@@ -179,6 +183,11 @@ json to_json(const ProbeReport& r) {
         samples["storage.write_GBps"] = s.write_GBps.samples;
     }
 
+    return storage;
+}
+
+// PCIe devices that are GPUs, NICs or NVMe drives, or report a link.
+json pcie_json(const ProbeReport& r) {
     json pcie = json::array();
     for (const auto& d : r.pci_devices) {
         std::string kind = pci_class_name(d);
@@ -189,8 +198,12 @@ json to_json(const ProbeReport& r) {
                         {"max_width", d.max_link_width}, {"downtrained", d.link_downtrained()},
                         {"link_GBps", pcie_link_GBps(d.link_gen, d.link_width)}});
     }
-    j["pcie"] = pcie;
+    return pcie;
 
+}
+
+// GPUs, their copies between each other and the collectives, into `j`; their samples into `samples`.
+void add_gpus_json(const ProbeReport& r, json& j, json& samples) {
     json gpus = json::array();
     for (const auto& g : r.gpus) gpus.push_back(gpu_json(g, samples));
     j["gpus"] = gpus;
@@ -206,52 +219,53 @@ json to_json(const ProbeReport& r) {
         samples[fmt::format("collectives.{}.busbw_GBps", c.op)] = c.busbw_GBps.samples;
     }
     j["collectives"] = colls;
-    j["warnings"] = r.warnings;
-    j["skipped"] = r.skipped;
-    j["samples"] = samples;
-    j["wall_seconds"] = r.wall_seconds;
-    return j;
 }
 
-std::string to_text(const ProbeReport& r) {
-    std::string out;
+std::vector<Row> host_rows(const ProbeReport& r) {
     const auto& h = r.host;
     const auto& hb = r.host_bench;
-    std::vector<Row> host_rows = {
+    std::vector<Row> rows = {
         {"cpu", h.cpu_model, ""},
         {"sockets / cores / cpus", fmt::format("{} / {} / {}", h.sockets, h.cores, h.logical_cpus), ""},
         {"numa nodes", std::to_string(h.numa_nodes), ""},
         {"memory", gib(h.memory_bytes), ""},
     };
-    host_rows.push_back(measured_row(fmt::format("memory bandwidth (triad, {} threads)", hb.threads),
+    rows.push_back(measured_row(fmt::format("memory bandwidth (triad, {} threads)", hb.threads),
                                      hb.memory_bandwidth_GBps.valid() ? std::optional<Measurement>(hb.memory_bandwidth_GBps) : std::nullopt,
                                      "GB/s"));
-    host_rows.push_back(hb.fp32 ? measured_row(fmt::format("fp32 matmul ({}, n={})", hb.fp32->method, hb.fp32->size), hb.fp32->tflops, "TFLOP/s")
+    rows.push_back(hb.fp32 ? measured_row(fmt::format("fp32 matmul ({}, n={})", hb.fp32->method, hb.fp32->size), hb.fp32->tflops, "TFLOP/s")
                                 : Row{"fp32 matmul", "not measured", ""});
-    host_rows.push_back(hb.bf16 ? measured_row(fmt::format("bf16 matmul ({}, n={})", hb.bf16->method, hb.bf16->size), hb.bf16->tflops, "TFLOP/s")
+    rows.push_back(hb.bf16 ? measured_row(fmt::format("bf16 matmul ({}, n={})", hb.bf16->method, hb.bf16->size), hb.bf16->tflops, "TFLOP/s")
                                 : Row{"bf16 matmul", "none", hb.bf16_skipped_reason});
-    host_rows.push_back(measured_row(fmt::format("fresh pages written (first touch, {} threads)", hb.threads),
+    rows.push_back(measured_row(fmt::format("fresh pages written (first touch, {} threads)", hb.threads),
                                      hb.first_touch_GBps.valid() ? std::optional<Measurement>(hb.first_touch_GBps) : std::nullopt,
                                      "GB/s"));
-    host_rows.push_back(hb.torch_op_us ? measured_row("PyTorch per-op host time (eager, autograd)", *hb.torch_op_us, "us")
+    rows.push_back(hb.torch_op_us ? measured_row("PyTorch per-op host time (eager, autograd)", *hb.torch_op_us, "us")
                                        : Row{"PyTorch per-op host time", "not measured", hb.torch_skipped_reason});
     if (hb.torch_blas_switch_us)
-        host_rows.push_back(measured_row("PyTorch GEMM call between OpenMP ops, extra", *hb.torch_blas_switch_us, "us"));
-    table(out, "host" + (r.hostname.empty() ? std::string() : " " + r.hostname), host_rows);
+        rows.push_back(measured_row("PyTorch GEMM call between OpenMP ops, extra", *hb.torch_blas_switch_us, "us"));
 
+    return rows;
+}
+
+std::vector<Row> storage_rows(const ProbeReport& r) {
     const auto& s = r.storage;
-    std::vector<Row> storage_rows;
+    std::vector<Row> rows;
     if (s.measured) {
-        storage_rows.push_back(measured_row("sequential read (O_DIRECT)", s.read_GBps, "GB/s"));
-        storage_rows.push_back(measured_row("sequential write (O_DIRECT + fdatasync)", s.write_GBps, "GB/s"));
-        storage_rows.push_back({"file / block / threads",
+        rows.push_back(measured_row("sequential read (O_DIRECT)", s.read_GBps, "GB/s"));
+        rows.push_back(measured_row("sequential write (O_DIRECT + fdatasync)", s.write_GBps, "GB/s"));
+        rows.push_back({"file / block / threads",
                                 fmt::format("{:.0f} MiB / {:.0f} MiB / {}", s.file_bytes / kMiB, s.block_bytes / kMiB, s.io_threads), ""});
-        storage_rows.push_back({"left in page cache", fmt::format("{:.1f} %", 100 * s.page_cache_resident_fraction), ""});
+        rows.push_back({"left in page cache", fmt::format("{:.1f} %", 100 * s.page_cache_resident_fraction), ""});
     } else {
-        storage_rows.push_back({"storage", "not measured", s.skipped_reason});
+        rows.push_back({"storage", "not measured", s.skipped_reason});
     }
-    table(out, "storage " + s.dir, storage_rows);
 
+    return rows;
+}
+
+// Per GPU, then copies between GPUs and collectives.
+void add_gpu_tables(const ProbeReport& r, std::string& out) {
     for (const auto& g : r.gpus) {
         std::vector<Row> rows = {
             {"name", g.name, g.pci_address},
@@ -287,6 +301,9 @@ std::string to_text(const ProbeReport& r) {
             rows.push_back(measured_row(fmt::format("{} busbw ({} GPUs, {:.0f} MiB)", c.op, c.gpus, c.bytes / kMiB), c.busbw_GBps, "GB/s"));
         table(out, "nccl", rows);
     }
+}
+
+void add_pcie_table(const ProbeReport& r, std::string& out) {
     std::vector<Row> pci_rows;
     for (const auto& d : r.pci_devices) {
         std::string kind = pci_class_name(d);
@@ -296,6 +313,31 @@ std::string to_text(const ProbeReport& r) {
                             fmt::format("numa {}", d.numa_node)});
     }
     if (!pci_rows.empty()) table(out, "pcie devices (current / max)", pci_rows);
+}
+
+}  // namespace
+
+json to_json(const ProbeReport& r) {
+    json j;
+    json samples = json::object();
+    j["hostname"] = r.hostname;
+    j["host"] = host_json(r, samples);
+    j["storage"] = storage_json(r, samples);
+    j["pcie"] = pcie_json(r);
+    add_gpus_json(r, j, samples);
+    j["warnings"] = r.warnings;
+    j["skipped"] = r.skipped;
+    j["samples"] = samples;
+    j["wall_seconds"] = r.wall_seconds;
+    return j;
+}
+
+std::string to_text(const ProbeReport& r) {
+    std::string out;
+    table(out, "host" + (r.hostname.empty() ? std::string() : " " + r.hostname), host_rows(r));
+    table(out, "storage " + r.storage.dir, storage_rows(r));
+    add_gpu_tables(r, out);
+    add_pcie_table(r, out);
     for (const auto& w : r.warnings) out += "warning: " + w + "\n";
     for (const auto& s2 : r.skipped) out += "skipped: " + s2 + "\n";
     out += fmt::format("probe took {:.1f} s\n", r.wall_seconds);

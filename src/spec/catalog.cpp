@@ -296,16 +296,66 @@ SystemSpec Catalog::system(const std::string& name_or_path, const InputSite& sit
     return s;
 }
 
-SystemSpec Catalog::read_system(const Fields& f) const {
-    f.reject_unknown({"name", "aliases", "vendor", "gpu", "gpus_per_node", "cpu", "sockets", "cpu_only", "host_memory",
-                      "inter_node", "storage", "power", "node_base_power_w", "components", "links", "sources",
-                      "notes", "measured_fields", "samples", "form_factor"});
-    SystemSpec s;
-    s.name = f.get_string("name").value_or("");
-    s.vendor = f.get_string("vendor").value_or("");
-    s.form_factor = f.get_string("form_factor").value_or("");
-    s.cpu_only = f.get_bool("cpu_only").value_or(false);
-    s.sockets = static_cast<int>(f.get_int("sockets", 1, 64).value_or(1));
+namespace {
+
+void read_local_storage(const Fields& f, SystemSpec& s) {
+    if (!f.has("storage")) return;
+    Fields st = f.child("storage");
+    st.reject_unknown({"read_GBps", "write_GBps", "drives", "notes", "sources"});
+    s.local_storage.read_GBps = st.get_number("read_GBps", 0, 1e5).value_or(0);
+    s.local_storage.write_GBps = st.get_number("write_GBps", 0, 1e5).value_or(0);
+}
+
+void read_power_supplies(const Fields& f, SystemSpec& s) {
+    if (!f.has("power")) return;
+    Fields p = f.child("power");
+    p.reject_unknown({"psu_count", "psu_watts", "redundancy", "notes", "sources"});
+    s.power.count = static_cast<int>(p.get_int("psu_count", 1, 64).value_or(0));
+    s.power.watts_each = p.get_number("psu_watts", 1, 1e5).value_or(0);
+    s.power.redundancy = p.get_choice("redundancy", {"none", "n+1", "n+2", "n+n"}).value_or("none");
+    s.power.redundant = s.power.redundancy == "n+1"   ? 1
+                        : s.power.redundancy == "n+2" ? 2
+                        : s.power.redundancy == "n+n" ? s.power.count / 2
+                                                      : 0;
+    if (s.power.redundant >= s.power.count && s.power.count > 0) p.fail("redundancy", "leaves no supply to carry the load");
+}
+
+std::vector<Component> read_components(const Fields& f) {
+    std::vector<Component> out;
+    const Json* comps = f.raw("components");
+    if (!comps) return out;
+    if (!comps->is_array()) f.fail("components", "expected a list of {id, kind, socket}");
+    for (size_t i = 0; i < comps->size(); ++i) {
+        Fields c((*comps)[i], f.file(), f.path_of("components") + "[" + std::to_string(i) + "]");
+        c.reject_unknown({"id", "kind", "socket", "notes"});
+        Component comp;
+        auto id = c.get_string("id");
+        if (!id) c.fail("id", "missing");
+        for (const auto& other : out)
+            if (other.id == *id) c.fail("id", "'" + *id + "' appears twice");
+        comp.id = *id;
+        comp.kind = parse_component_kind(c);
+        comp.socket = static_cast<int>(c.get_int("socket", 0, 63).value_or(0));
+        out.push_back(comp);
+    }
+    return out;
+}
+
+// The GPU components, when listed, are gpu0..gpuN-1 with N = gpus_per_node.
+void check_gpu_components(const Fields& f, const SystemSpec& s) {
+    int gpus = 0;
+    for (const auto& c : s.components) gpus += c.kind == ComponentKind::gpu;
+    if (!s.cpu_only && !s.components.empty() && gpus != s.devices_per_node)
+        f.fail("components", std::to_string(gpus) + " gpu components but gpus_per_node is " +
+                                 std::to_string(s.devices_per_node));
+    for (int i = 0; i < gpus; ++i)
+        if (s.gpu_component(i) < 0) f.fail("components", "GPU ids must be gpu0..gpu" + std::to_string(gpus - 1));
+}
+
+}  // namespace
+
+// The CPU, and the GPUs unless the system is CPU-only (then each socket is a device).
+void Catalog::read_system_devices(const Fields& f, SystemSpec& s) const {
     auto device_field = [&](const char* key, DeviceKind kind) -> DeviceSpec {
         const Json* v = f.raw(key);
         if (!v) f.fail(key, "missing");
@@ -319,12 +369,52 @@ SystemSpec Catalog::read_system(const Fields& f) const {
         if (f.has("gpu")) f.fail("gpu", "a cpu_only system has no GPUs");
         s.device = s.host_cpu;
         s.devices_per_node = s.sockets;
-    } else {
-        s.device = device_field("gpu", DeviceKind::gpu);
-        auto n = f.get_int("gpus_per_node", 1, 1024);
-        if (!n) f.fail("gpus_per_node", "missing");
-        s.devices_per_node = static_cast<int>(*n);
+        return;
     }
+    s.device = device_field("gpu", DeviceKind::gpu);
+    auto n = f.get_int("gpus_per_node", 1, 1024);
+    if (!n) f.fail("gpus_per_node", "missing");
+    s.devices_per_node = static_cast<int>(*n);
+}
+
+// Links between the listed components (by id), each a catalog link or an inline mapping, times its count.
+std::vector<TopologyLink> Catalog::read_topology_links(const Fields& f, const std::vector<Component>& components) const {
+    std::vector<TopologyLink> out;
+    const Json* links = f.raw("links");
+    if (!links) return out;
+    if (!links->is_array()) f.fail("links", "expected a list of {a, b, link}");
+    for (size_t i = 0; i < links->size(); ++i) {
+        Fields lf((*links)[i], f.file(), f.path_of("links") + "[" + std::to_string(i) + "]");
+        lf.reject_unknown({"a", "b", "link", "count", "notes"});
+        TopologyLink tl;
+        for (const char* end : {"a", "b"}) {
+            auto id = lf.get_string(end);
+            if (!id) lf.fail(end, "missing");
+            auto it = std::find_if(components.begin(), components.end(), [&](const Component& c) { return c.id == *id; });
+            if (it == components.end()) lf.fail(end, "no component with id '" + *id + "'");
+            (end[0] == 'a' ? tl.a : tl.b) = static_cast<int>(it - components.begin());
+        }
+        const Json* l = lf.raw("link");
+        if (!l) lf.fail("link", "missing");
+        tl.link = l->is_string() ? link(l->get<std::string>(), {lf.file(), lf.path_of("link")}) : read_link(lf.child("link"));
+        const int64_t count = lf.get_int("count", 1, 64).value_or(1);
+        tl.link.bandwidth_GBps *= static_cast<double>(count);
+        out.push_back(tl);
+    }
+    return out;
+}
+
+SystemSpec Catalog::read_system(const Fields& f) const {
+    f.reject_unknown({"name", "aliases", "vendor", "gpu", "gpus_per_node", "cpu", "sockets", "cpu_only", "host_memory",
+                      "inter_node", "storage", "power", "node_base_power_w", "components", "links", "sources",
+                      "notes", "measured_fields", "samples", "form_factor"});
+    SystemSpec s;
+    s.name = f.get_string("name").value_or("");
+    s.vendor = f.get_string("vendor").value_or("");
+    s.form_factor = f.get_string("form_factor").value_or("");
+    s.cpu_only = f.get_bool("cpu_only").value_or(false);
+    s.sockets = static_cast<int>(f.get_int("sockets", 1, 64).value_or(1));
+    read_system_devices(f, s);
     s.host_memory_bytes = f.get_size_bytes("host_memory").value_or(0);
     if (s.host_memory_bytes <= 0) f.fail("host_memory", "missing (host RAM per node, e.g. 1024GiB)");
     if (f.has("inter_node")) {
@@ -332,77 +422,15 @@ SystemSpec Catalog::read_system(const Fields& f) const {
         s.inter_node = v->is_string() ? network(v->get<std::string>(), {f.file(), f.path_of("inter_node")})
                                       : read_network(f.child("inter_node"));
     }
-    if (f.has("storage")) {
-        Fields st = f.child("storage");
-        st.reject_unknown({"read_GBps", "write_GBps", "drives", "notes", "sources"});
-        s.local_storage.read_GBps = st.get_number("read_GBps", 0, 1e5).value_or(0);
-        s.local_storage.write_GBps = st.get_number("write_GBps", 0, 1e5).value_or(0);
-    }
-    if (f.has("power")) {
-        Fields p = f.child("power");
-        p.reject_unknown({"psu_count", "psu_watts", "redundancy", "notes", "sources"});
-        s.power.count = static_cast<int>(p.get_int("psu_count", 1, 64).value_or(0));
-        s.power.watts_each = p.get_number("psu_watts", 1, 1e5).value_or(0);
-        s.power.redundancy = p.get_choice("redundancy", {"none", "n+1", "n+2", "n+n"}).value_or("none");
-        s.power.redundant = s.power.redundancy == "n+1"   ? 1
-                            : s.power.redundancy == "n+2" ? 2
-                            : s.power.redundancy == "n+n" ? s.power.count / 2
-                                                          : 0;
-        if (s.power.redundant >= s.power.count && s.power.count > 0)
-            p.fail("redundancy", "leaves no supply to carry the load");
-    }
+    read_local_storage(f, s);
+    read_power_supplies(f, s);
     s.node_base_power_w = f.get_number("node_base_power_w", 0, 1e5).value_or(0);
     s.measured_fields = f.get_string_list("measured_fields");
     mark_measured_rates(s);
     s.sources = f.get_string_list("sources");
-
-    // Topology
-    std::vector<std::string> ids;
-    if (const Json* comps = f.raw("components")) {
-        if (!comps->is_array()) f.fail("components", "expected a list of {id, kind, socket}");
-        for (size_t i = 0; i < comps->size(); ++i) {
-            Fields c((*comps)[i], f.file(), f.path_of("components") + "[" + std::to_string(i) + "]");
-            c.reject_unknown({"id", "kind", "socket", "notes"});
-            Component comp;
-            auto id = c.get_string("id");
-            if (!id) c.fail("id", "missing");
-            if (std::find(ids.begin(), ids.end(), *id) != ids.end()) c.fail("id", "'" + *id + "' appears twice");
-            comp.id = *id;
-            comp.kind = parse_component_kind(c);
-            comp.socket = static_cast<int>(c.get_int("socket", 0, 63).value_or(0));
-            ids.push_back(*id);
-            s.components.push_back(comp);
-        }
-    }
-    if (const Json* links = f.raw("links")) {
-        if (!links->is_array()) f.fail("links", "expected a list of {a, b, link}");
-        for (size_t i = 0; i < links->size(); ++i) {
-            Fields lf((*links)[i], f.file(), f.path_of("links") + "[" + std::to_string(i) + "]");
-            lf.reject_unknown({"a", "b", "link", "count", "notes"});
-            TopologyLink tl;
-            for (const char* end : {"a", "b"}) {
-                auto id = lf.get_string(end);
-                if (!id) lf.fail(end, "missing");
-                auto it = std::find(ids.begin(), ids.end(), *id);
-                if (it == ids.end()) lf.fail(end, "no component with id '" + *id + "'");
-                (end[0] == 'a' ? tl.a : tl.b) = static_cast<int>(it - ids.begin());
-            }
-            const Json* l = lf.raw("link");
-            if (!l) lf.fail("link", "missing");
-            tl.link = l->is_string() ? link(l->get<std::string>(), {lf.file(), lf.path_of("link")})
-                                     : read_link(lf.child("link"));
-            const int64_t count = lf.get_int("count", 1, 64).value_or(1);
-            tl.link.bandwidth_GBps *= static_cast<double>(count);
-            s.links.push_back(tl);
-        }
-    }
-    int gpus = 0;
-    for (const auto& c : s.components) gpus += c.kind == ComponentKind::gpu;
-    if (!s.cpu_only && !s.components.empty() && gpus != s.devices_per_node)
-        f.fail("components", std::to_string(gpus) + " gpu components but gpus_per_node is " +
-                                 std::to_string(s.devices_per_node));
-    for (int i = 0; i < gpus; ++i)
-        if (s.gpu_component(i) < 0) f.fail("components", "GPU ids must be gpu0..gpu" + std::to_string(gpus - 1));
+    s.components = read_components(f);
+    s.links = read_topology_links(f, s.components);
+    check_gpu_components(f, s);
     return s;
 }
 

@@ -53,6 +53,9 @@ public:
     SystemSpec read_system(const Fields& f) const;
 
 private:
+    // Parts of read_system that read catalog entries by name.
+    void read_system_devices(const Fields& f, SystemSpec& s) const;
+    std::vector<TopologyLink> read_topology_links(const Fields& f, const std::vector<Component>& components) const;
     // Catalog files are parsed once per process (a plan reads the same link files many times).
     const Json& document(const std::string& path) const;
     // The file of a catalog entry: its name, the same name up to case and separators (docs/job-file.md), or an alias.
