@@ -45,6 +45,9 @@ struct FrameworkProfile {
     // LoRAQKVLinear.zero_pad; derivatives.yaml index_copy: source's gradient uses expand_as(source)).
     bool lora_qkv_zero_pad = false;
     int zero3_live_layers = 2;                  // gathered full layers held by ZeRO-3/FSDP prefetch
+    // DeepSpeed ZeRO-3 stage3_max_reuse_distance (elements): a module's parameters stay gathered when the trace uses
+    // them again within this many elements (partitioned_param_coordinator.py __params_to_release); 0 = not modelled.
+    double zero3_max_reuse_elements = 0;
     double zero_bucket_elements = 5e8;          // DeepSpeed reduce/allgather bucket (elements)
     // DeepSpeed contiguous_gradients (default true): the gradient bucket is one flat buffer of zero_bucket_elements
     // in the parameters' dtype, allocated whole however few gradients there are; ZeRO-3 allocates it once at init

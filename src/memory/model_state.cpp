@@ -29,6 +29,21 @@ void add_gptq_saved_weights(const Job& job, const TrainingSetup& set, const Stag
     w.dequant_saved = (w.dequant_saved_in_forward ? p.quantised : p.largest_layer_quantised) * set.bytes.weight_compute;
 }
 
+// DeepSpeed ZeRO-3 at the turn from forward to backward: after the last blocks' forward, the trace runs the head
+// (forward, then backward: two fetches of its weight) and those blocks' backward in reverse. __params_to_release
+// (partitioned_param_coordinator.py) walks the trace from the next module and keeps every parameter met before
+// stage3_max_reuse_distance elements are traversed, so block k from the end (1 = last) stays gathered when
+// 2 x head + 2 x (k - 1) blocks + one block lie within the distance. Returns the blocks kept beyond the
+// `zero3_live_layers` the walk already holds gathered.
+double blocks_kept_across_the_turn(const Job& job, const StageParams& p) {
+    const double reuse = job.framework.zero3_max_reuse_elements, block = p.largest_layer;
+    if (reuse <= 0 || block <= 0 || p.head_weights <= 0) return 0;
+    const int64_t blocks = job.spec.parallel.pp > 1 ? 0 : int64_t(job.model.num_layers());
+    int64_t kept = 0;
+    while (kept < blocks && 2 * p.head_weights + 2 * double(kept) * block + block < reuse) ++kept;
+    return std::max(0.0, double(kept - job.framework.zero3_live_layers));
+}
+
 }  // namespace
 
 WeightBytes weight_bytes(const Job& job, const TrainingSetup& set, const StageParams& p) {
@@ -51,7 +66,8 @@ WeightBytes weight_bytes(const Job& job, const TrainingSetup& set, const StagePa
         // comes first (DeepSpeed partitioned_param_coordinator.py fetch_sub_module gathers a module's parameters
         // before it runs; the reuse in the head's backward lies within stage3_max_reuse_distance, so
         // release_sub_module keeps it; FSDP keeps the root unit, which holds the head, unsharded after forward).
-        w.head_gathered = p.head_weights * set.bytes.weight_compute;
+        w.head_gathered = p.head_weights * set.bytes.weight_compute + blocks_kept_across_the_turn(job, p) * p.largest_layer *
+                                                                          set.bytes.weight_compute;
     } else if (params_sharded_at_rest(job)) {
         // FSDP SHARD_GRAD_OP: each unit stays unsharded from its forward until after its backward
         // (torch/distributed/fsdp/api.py ShardingStrategy.SHARD_GRAD_OP), so at the peak the whole stage is gathered

@@ -29,7 +29,7 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
     m.reject_unknown({"mixed_style", "mixed_grad_bytes", "ddp_gradient_buckets", "fused_qkv",
                       "fused_norm", "zero3_live_layers", "zero_bucket_elements", "allocator_overhead_fraction",
                       "nccl_buffer_bytes", "cross_entropy_live_copies", "qlora_quantizes_lm_head",
-                      "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "fsdp1_flat_gradients", "zero2_shards_params", "quantized_linear_saves_input",
+                      "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "fsdp1_flat_gradients", "zero2_shards_params", "zero3_max_reuse_elements", "quantized_linear_saves_input",
                       "selective_recompute", "chunked_loss_output_chunks", "logits_freed_after_loss",
                       "rmsnorm_upcast", "qkv_split_views", "lora_qkv_zero_pad", "zero_contiguous_gradients"});
     if (auto v = m.get_choice("mixed_style", {"amp", "master"})) p.mixed_style = *v == "master" ? MixedStyle::master : MixedStyle::amp;
@@ -52,6 +52,7 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
     p.qlora_quantizes_lm_head = m.get_bool("qlora_quantizes_lm_head").value_or(p.qlora_quantizes_lm_head);
     p.fsdp_unit_mixes_frozen = m.get_bool("fsdp_unit_mixes_frozen").value_or(p.fsdp_unit_mixes_frozen);
     p.fsdp_no_sync_accumulation = m.get_bool("fsdp_no_sync_accumulation").value_or(p.fsdp_no_sync_accumulation);
+    p.zero3_max_reuse_elements = m.get_number("zero3_max_reuse_elements", 0, 1e13).value_or(p.zero3_max_reuse_elements);
     p.zero2_shards_params = m.get_bool("zero2_shards_params").value_or(p.zero2_shards_params);
     p.fsdp1_flat_gradients = m.get_bool("fsdp1_flat_gradients").value_or(p.fsdp1_flat_gradients);
     p.quantized_linear_saves_input = m.get_bool("quantized_linear_saves_input").value_or(p.quantized_linear_saves_input);

@@ -170,6 +170,21 @@ TEST(MemoryCanonical, ZeroStagesShardByDataParallel) {
     }
 }
 
+TEST(MemoryCanonical, DeepSpeedReuseDistanceKeepsTheLastBlocksGatheredAcrossTheTurn) {
+    // stage3_max_reuse_distance: block k from the end stays gathered when 2 x head (64,000) + 2 x (k - 1) blocks
+    // (36,992) + one block lie within it. 200,000 elements: the last block (164,992) but not the one below
+    // (238,976); 300,000: both. Without prefetched blocks (zero3_live_layers 0), at the loss: shards 101,024 + the
+    // head and the kept blocks in bf16.
+    for (const auto& [reuse, kept] : {std::pair{200000.0, 1.0}, std::pair{300000.0, 2.0}}) {
+        Job job = tiny_job({{"parallel.zero", "3"}}, 4);
+        job.framework.zero3_live_layers = 0;
+        job.framework.zero3_max_reuse_elements = reuse;
+        const MemoryResult m = plan_memory(job);
+        EXPECT_EQ(m.peak_phase, MemoryPhase::loss);
+        EXPECT_DOUBLE_EQ(m.breakdown.weights_bytes, 101024 + (64000 + kept * 36992) * 2);
+    }
+}
+
 TEST(MemoryCanonical, FsdpShardGradOpKeepsTheStageGatheredUntilBackwardEnds) {
     // Generic zero 2 = FSDP SHARD_GRAD_OP over 4 GPUs, pure bf16: parameters sharded at rest (404,096 / 4 =
     // 101,024), every unit unsharded from its forward until after its backward (202,048 x 2 = 404,096): 505,120 in
