@@ -65,6 +65,9 @@ struct FrameworkProfile {
     // The training loop drops its reference to the logits right after the loss (torchtune: `del logits`, "free
     // logits otherwise it peaks backward memory"); otherwise the logits stay held until the step ends.
     bool logits_freed_after_loss = false;
+    // Without output chunks the model itself returns fp32 logits (torchtune TransformerDecoder.forward:
+    // `output = self.output(h).float()`): the loss sees a 4-byte vocabulary row per token.
+    bool output_upcast_fp32 = false;
     bool qlora_quantizes_lm_head = false;       // the 4-bit conversion also takes the output head
     // A quantised frozen linear keeps its input when the input needs a gradient: bitsandbytes MatMul4Bit stores
     // ctx.tensors = (A, B) whenever any(ctx.needs_input_grad[:2]) (bitsandbytes autograd/_functions.py);

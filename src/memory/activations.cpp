@@ -6,6 +6,14 @@ namespace ftb {
 
 double norm_saved_per_token(const ModelSpec& m, const Job& job, const TrainingSetup& s, bool weight_trainable) {
     const double h = double(m.hidden);
+    if (job.spec.train.compile) {
+        // torch.compile (Inductor's default min_cut_rematerialization_partition, torch/_functorch/partitioners.py):
+        // pointwise ops whose backward users all fuse are recomputed, reductions are not (ban_recompute_reductions).
+        // A norm keeps its input as it arrives and the per-row statistics (fp32 rstd; layer norm also the mean);
+        // the fp32 copy and the normalised value eager autograd keeps are recomputed in the backward kernel.
+        const double stats_bytes = m.norm == NormKind::layernorm ? 8 : 4;
+        return s.bytes.residual * h + stats_bytes;
+    }
     if (m.norm == NormKind::layernorm || job.framework.fused_norm) {
         // native_layer_norm / fused RMSNorm save the input and fp32 statistics (mean, rstd). Under autocast
         // layer_norm runs in fp32 (set_stream_dtypes): the input it saves is its fp32 cast of the stream.
@@ -66,7 +74,8 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
     // saves its input as-is keeps that one tensor for both (autograd saves the tensor, not a copy).
     // (Under autocast a low-precision residual is cast to fp32 per norm call: two copies, nothing shared.)
     const bool norm_saves_input_as_is =
-        (m.norm == NormKind::layernorm || job.framework.fused_norm || !job.framework.rmsnorm_upcast) &&
+        (job.spec.train.compile || m.norm == NormKind::layernorm || job.framework.fused_norm ||
+         !job.framework.rmsnorm_upcast) &&
         !(s.bytes.autocast && s.bytes.residual < 4);
     if (l.parallel_attn_mlp && norms == 2 && norm_saves_input_as_is) b.norms -= s.bytes.residual * h;
     out.layer_input_per_token = s.bytes.residual * h;
@@ -131,8 +140,11 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
     out.scores_per_token = scores;
 
     // FFN internals: gated keeps the activation's input, its output and the up projection (both inputs
-    // of the product need grad); plain keeps the activation's input.
-    double ffn = l.ffn_kind == FfnKind::gated ? 3 * act * i : act * i;
+    // of the product need grad); plain keeps the activation's input. Compiled, the activation's output is
+    // recomputed from its input (pointwise, read only by the fused product's backward); the product itself stays
+    // saved as the down projection's input (a matmul reads it in backward: ban_recompute_materialized_backward).
+    const double gated_kept = job.spec.train.compile ? 2 : 3;
+    double ffn = l.ffn_kind == FfnKind::gated ? gated_kept * act * i : act * i;
     if (m.ffn_dropout > 0) ffn += 1 * i;
     ffn *= experts_per_token;
     if (l.experts > 0) {

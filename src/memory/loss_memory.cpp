@@ -29,6 +29,20 @@ LossBytes output_chunked_loss(const Job& job, double V, double logit) {
     return lb;
 }
 
+// The model hands the loss fp32 logits (torchtune's `self.output(h).float()`): eager, log_softmax keeps its fp32
+// output, and backward holds it with its incoming and produced fp32 gradients (the profile's live copies; the fp32
+// logits themselves go with `del logits`). Compiled (the recipes compile the whole loss when it is not chunked,
+// torchtune/training/_compile.py compile_loss), Inductor's cross-entropy keeps its fp32 input and the per-row
+// log-sum-exp, and its backward writes one fp32 gradient that `.float()`'s backward casts to the head's dtype.
+LossBytes upcast_output_loss(const Job& job, double V, double head_bytes) {
+    LossBytes lb;
+    constexpr double fp32 = 4;
+    if (job.spec.train.compile) lb.peak_per_token = V * (2 * fp32 + head_bytes);
+    else lb.peak_per_token = V * std::max(2 * fp32, job.framework.cross_entropy_live_copies * fp32);
+    lb.held_per_token = V * fp32;
+    return lb;
+}
+
 LossBytes loss_bytes(const Job& job, const TrainingSetup& s, double vocab_shard, double hidden) {
     const double V = vocab_shard;
     const double logit = s.bytes.act;                      // lm_head output dtype
@@ -36,6 +50,10 @@ LossBytes loss_bytes(const Job& job, const TrainingSetup& s, double vocab_shard,
     switch (job.spec.train.loss) {
         case LossImpl::standard:
         case LossImpl::fp32_upcast: {
+            if (job.framework.output_upcast_fp32 && job.framework.logits_freed_after_loss) {
+                lb = upcast_output_loss(job, V, logit);
+                break;
+            }
             // Cross-entropy in fp32 when asked, and under autocast (log_softmax is on its fp32 list).
             const double ce = (job.spec.train.loss == LossImpl::fp32_upcast || s.bytes.autocast) ? 4 : logit;
             // Held logits + the cross-entropy's live vocabulary-sized tensors (framework profile).

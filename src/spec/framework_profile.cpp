@@ -30,7 +30,7 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
                       "fused_norm", "zero3_live_layers", "zero_bucket_elements", "allocator_overhead_fraction",
                       "nccl_buffer_bytes", "cross_entropy_live_copies", "qlora_quantizes_lm_head",
                       "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "fsdp1_flat_gradients", "zero2_shards_params", "zero3_max_reuse_elements", "quantized_linear_saves_input",
-                      "selective_recompute", "chunked_loss_output_chunks", "logits_freed_after_loss",
+                      "selective_recompute", "chunked_loss_output_chunks", "logits_freed_after_loss", "output_upcast_fp32",
                       "rmsnorm_upcast", "qkv_split_views", "lora_qkv_zero_pad", "zero_contiguous_gradients"});
     if (auto v = m.get_choice("mixed_style", {"amp", "master"})) p.mixed_style = *v == "master" ? MixedStyle::master : MixedStyle::amp;
     p.mixed_grad_bytes = m.get_number("mixed_grad_bytes", 1, 8).value_or(p.mixed_grad_bytes);
@@ -49,6 +49,7 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
     p.chunked_loss_output_chunks =
         static_cast<int>(m.get_int("chunked_loss_output_chunks", 0, 1024).value_or(p.chunked_loss_output_chunks));
     p.logits_freed_after_loss = m.get_bool("logits_freed_after_loss").value_or(p.logits_freed_after_loss);
+    p.output_upcast_fp32 = m.get_bool("output_upcast_fp32").value_or(p.output_upcast_fp32);
     p.qlora_quantizes_lm_head = m.get_bool("qlora_quantizes_lm_head").value_or(p.qlora_quantizes_lm_head);
     p.fsdp_unit_mixes_frozen = m.get_bool("fsdp_unit_mixes_frozen").value_or(p.fsdp_unit_mixes_frozen);
     p.fsdp_no_sync_accumulation = m.get_bool("fsdp_no_sync_accumulation").value_or(p.fsdp_no_sync_accumulation);

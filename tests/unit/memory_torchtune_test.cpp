@@ -90,5 +90,27 @@ TEST(MemoryTorchtune, TiedHeadGradientLivesFromTheLossToTheEmbeddingBackward) {
     EXPECT_DOUBLE_EQ(embedding.live.gradients_bytes, 128000 + 73984 + 128000);
 }
 
+TEST(MemoryTorchtune, CompiledBlocksKeepInductorsSavedSetAndTheUnchunkedHeadIsFp32) {
+    // Tiny Llama, no recompute, 8 tokens, vocab 1000, hidden 64, FFN 128, 2 blocks, pure bf16.
+    // Logits: the model returns fp32 (`self.output(h).float()`). Eager: 3 fp32 copies -> 1000 x 12 x 8 = 96,000;
+    // compiled loss: fp32 input + fp32 gradient + its bf16 cast -> 1000 x 10 x 8 = 80,000.
+    // Activations: an eager RMSNorm (fp32 upcast, trainable weight) keeps 4 x 64 + 4 + 2 x 64 = 388 B per token,
+    // compiled 2 x 64 + 4 = 132; the gated FFN drops silu's output, 2 x 128 = 256. Per token and block
+    // 2 x 256 + 256 = 768, x 8 tokens x 2 blocks = 12,288, plus the final norm 256 x 8 = 2,048 -> 14,336.
+    auto loss_point = [](const std::string& compile) {
+        MemoryWalk walk;
+        plan_memory(tiny_job({{"train.framework", "torchtune"}, {"train.loss", "standard"},
+                              {"train.activation_checkpointing", "none"}, {"train.compile", compile},
+                              {"train.optimizer_in_backward", "false"}}),
+                    &walk);
+        return *find_point(walk, MemoryPhase::loss, -1);
+    };
+    const MemoryWalkPoint compiled = loss_point("true");
+    const MemoryWalkPoint eager = loss_point("false");
+    EXPECT_DOUBLE_EQ(eager.live.logits_bytes, 96000);
+    EXPECT_DOUBLE_EQ(compiled.live.logits_bytes, 80000);
+    EXPECT_DOUBLE_EQ(eager.live.activations_bytes - compiled.live.activations_bytes, 14336);
+}
+
 }  // namespace
 }  // namespace ftb
