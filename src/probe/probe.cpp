@@ -68,8 +68,75 @@ std::string catalog_gpu_name(const std::string& device_name, double memory_bytes
     return {};
 }
 
+namespace {
+
+void probe_host(const ProbeOptions& opt, ProbeReport& r) {
+    HostBenchOptions hb;
+    hb.threads = opt.threads;
+    hb.torch = opt.torch;
+    hb.python = opt.python;
+    if (opt.quick) {
+        hb.triad_repetitions = 5;
+        hb.gemm_repetitions = 3;
+        hb.gemm_min_seconds = 0.03;
+    }
+    r.host_bench = run_host_bench(r.host, hb);
+    if (!r.host_bench.bf16) r.skipped.push_back("host bf16 matmul: " + r.host_bench.bf16_skipped_reason);
+    if (!r.host_bench.fp32) r.skipped.push_back("host fp32 matmul: ftbound was built without a BLAS");
+    if (!r.host_bench.torch_op_us) r.skipped.push_back("PyTorch per-op time: " + r.host_bench.torch_skipped_reason);
+}
+
+void probe_storage(const ProbeOptions& opt, ProbeReport& r) {
+    StorageBenchOptions so;
+    if (opt.quick) {
+        so.file_bytes = 64.0 * 1024 * 1024;
+        so.repetitions = 2;
+    }
+    r.storage = run_storage_bench(opt.storage_dir, so);
+    if (!r.storage.measured) r.skipped.push_back("storage: " + r.storage.skipped_reason);
+    else if (r.storage.page_cache_resident_fraction > 0.01)
+        r.warnings.push_back(fmt::format("storage: {:.0f} % of the test file stayed in the page cache; "
+                                         "the filesystem may ignore O_DIRECT and the figures may be cache speed",
+                                         100 * r.storage.page_cache_resident_fraction));
+}
+
+// PCIe state and clock-event reasons read again right after the load.
+void refresh_gpu_state(ProbeReport& r) {
+    const NvmlResult after = read_nvml();
+    for (auto& g : r.gpus)
+        for (const auto& a : after.gpus)
+            if (!g.pci_address.empty() && a.pci_address == g.pci_address) {
+                g.pcie_gen = a.pcie_gen;
+                g.pcie_width = a.pcie_width;
+                g.throttle_reasons = a.throttle_reasons;
+                g.throttle_names = a.throttle_names;
+            }
+}
+
+void probe_gpus(const ProbeOptions& opt, ProbeReport& r) {
+    const size_t pci_gpus = std::count_if(r.pci_devices.begin(), r.pci_devices.end(), [](auto& d) { return d.is_gpu(); });
+    NvmlResult nvml = read_nvml();
+    if (!nvml.available) {
+        r.skipped.push_back("gpu: " + nvml.skipped_reason +
+                            (pci_gpus ? fmt::format("; {} GPU(s) seen on PCIe", pci_gpus) : std::string()));
+    } else if (nvml.gpus.empty()) {
+        r.skipped.push_back("gpu: NVML reports no GPU");
+    } else {
+        r.gpus = std::move(nvml.gpus);
+        const CudaProbeResult cuda = run_cuda_probe(r, opt.quick);
+        if (!cuda.ran) r.skipped.push_back("gpu measurements: " + cuda.skipped_reason);
+        refresh_gpu_state(r);
+    }
+    for (auto& g : r.gpus)
+        for (const auto& d : r.pci_devices)
+            if (d.address == g.pci_address) g.numa_node = d.numa_node;
+    add_gpu_warnings(r);
+}
+
+}  // namespace
+
 ProbeReport run_probe(const ProbeOptions& opt) {
-    auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = std::chrono::steady_clock::now();
     ProbeReport r;
     char host[256] = {0};
     if (::gethostname(host, sizeof host - 1) == 0) r.hostname = host;
@@ -77,72 +144,17 @@ ProbeReport run_probe(const ProbeOptions& opt) {
     r.pci_devices = read_pci_devices(opt.sysfs_root);
     for (auto& w : pcie_warnings(r.pci_devices)) r.warnings.push_back(std::move(w));
 
-    if (opt.host_bench) {
-        HostBenchOptions hb;
-        hb.threads = opt.threads;
-        hb.torch = opt.torch;
-        hb.python = opt.python;
-        if (opt.quick) {
-            hb.triad_repetitions = 5;
-            hb.gemm_repetitions = 3;
-            hb.gemm_min_seconds = 0.03;
-        }
-        r.host_bench = run_host_bench(r.host, hb);
-        if (!r.host_bench.bf16) r.skipped.push_back("host bf16 matmul: " + r.host_bench.bf16_skipped_reason);
-        if (!r.host_bench.fp32) r.skipped.push_back("host fp32 matmul: ftbound was built without a BLAS");
-        if (!r.host_bench.torch_op_us) r.skipped.push_back("PyTorch per-op time: " + r.host_bench.torch_skipped_reason);
-    } else {
-        r.skipped.push_back("host benchmarks: turned off");
-    }
-
+    if (opt.host_bench) probe_host(opt, r);
+    else r.skipped.push_back("host benchmarks: turned off");
     if (opt.storage) {
-        StorageBenchOptions so;
-        if (opt.quick) {
-            so.file_bytes = 64.0 * 1024 * 1024;
-            so.repetitions = 2;
-        }
-        r.storage = run_storage_bench(opt.storage_dir, so);
-        if (!r.storage.measured) r.skipped.push_back("storage: " + r.storage.skipped_reason);
-        else if (r.storage.page_cache_resident_fraction > 0.01)
-            r.warnings.push_back(fmt::format("storage: {:.0f} % of the test file stayed in the page cache; "
-                                             "the filesystem may ignore O_DIRECT and the figures may be cache speed",
-                                             100 * r.storage.page_cache_resident_fraction));
+        probe_storage(opt, r);
     } else {
         r.storage.dir = opt.storage_dir;
         r.storage.skipped_reason = "turned off";
         r.skipped.push_back("storage: turned off");
     }
-
-    if (opt.gpu) {
-        size_t pci_gpus = std::count_if(r.pci_devices.begin(), r.pci_devices.end(), [](auto& d) { return d.is_gpu(); });
-        NvmlResult nvml = read_nvml();
-        if (!nvml.available) {
-            r.skipped.push_back("gpu: " + nvml.skipped_reason +
-                                (pci_gpus ? fmt::format("; {} GPU(s) seen on PCIe", pci_gpus) : std::string()));
-        } else if (nvml.gpus.empty()) {
-            r.skipped.push_back("gpu: NVML reports no GPU");
-        } else {
-            r.gpus = std::move(nvml.gpus);
-            CudaProbeResult cuda = run_cuda_probe(r, opt.quick);
-            if (!cuda.ran) r.skipped.push_back("gpu measurements: " + cuda.skipped_reason);
-            // PCIe state and clock-event reasons read again right after the load.
-            NvmlResult after = read_nvml();
-            for (auto& g : r.gpus)
-                for (const auto& a : after.gpus)
-                    if (!g.pci_address.empty() && a.pci_address == g.pci_address) {
-                        g.pcie_gen = a.pcie_gen;
-                        g.pcie_width = a.pcie_width;
-                        g.throttle_reasons = a.throttle_reasons;
-                        g.throttle_names = a.throttle_names;
-                    }
-        }
-        for (auto& g : r.gpus)
-            for (const auto& d : r.pci_devices)
-                if (d.address == g.pci_address) g.numa_node = d.numa_node;
-        add_gpu_warnings(r);
-    } else {
-        r.skipped.push_back("gpu: turned off");
-    }
+    if (opt.gpu) probe_gpus(opt, r);
+    else r.skipped.push_back("gpu: turned off");
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
 }

@@ -67,6 +67,66 @@ bool transfer_all(int fd, bool write, char* const* buffers, size_t block, size_t
     return ok;
 }
 
+// One O_DIRECT buffer of random bytes per I/O thread (O_DIRECT needs buffers aligned to the logical block size;
+// 4 KiB covers every common device). Random, so compressing or deduplicating storage cannot shortcut the writes.
+struct AlignedBuffers {
+    std::vector<char*> data;
+    AlignedBuffers(int count, size_t block_bytes) {
+        std::mt19937_64 rng(1234);
+        for (int b = 0; b < count; ++b) {
+            char* buf = static_cast<char*>(std::aligned_alloc(4096, block_bytes));
+            if (!buf) throw std::bad_alloc();
+            data.push_back(buf);
+            for (size_t i = 0; i + 8 <= block_bytes; i += 8) {
+                uint64_t v = rng();
+                std::memcpy(buf + i, &v, 8);
+            }
+        }
+    }
+    ~AlignedBuffers() {
+        for (char* p : data) std::free(p);
+    }
+    AlignedBuffers(const AlignedBuffers&) = delete;
+    AlignedBuffers& operator=(const AlignedBuffers&) = delete;
+};
+
+// Creates the scratch file for direct I/O. False, with the reason, when the filesystem refuses O_DIRECT (a
+// figure would then come from the page cache); an unwritable folder is the user's error.
+bool open_direct_scratch(const std::string& dir, const std::string& path, Fd& f, std::string& skipped_reason) {
+    f.fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_RDWR | O_DIRECT, 0600);
+    if (f.fd >= 0) return true;
+    const int err = errno;
+    if (err == EINVAL) {
+        skipped_reason = "the filesystem refuses O_DIRECT, so a figure would come from the page cache";
+        return false;
+    }
+    if (err == EACCES || err == EROFS || err == EPERM)
+        throw InputError(dir, "--dir", std::string("cannot write a scratch file: ") + std::strerror(err));
+    throw InputError(dir, "--dir", std::string("cannot create a scratch file: ") + std::strerror(err));
+}
+
+// GB/s of each of `repetitions` passes over the file in one direction; empty with `failure` set when a pass
+// fails (EINVAL: O_DIRECT accepted at open but refused per request, by the device's alignment rules). A write
+// pass counts until fdatasync returns; a read pass starts with the file dropped from the page cache.
+std::vector<double> timed_passes(int fd, bool write, AlignedBuffers& buffers, size_t block, size_t blocks,
+                                 int threads, int repetitions, std::string& failure) {
+    const double file_bytes = static_cast<double>(block * blocks);
+    std::vector<double> samples;
+    for (int r = 0; r < repetitions; ++r) {
+        if (!write) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        const auto t0 = Clock::now();
+        bool ok = transfer_all(fd, write, buffers.data.data(), block, blocks, threads);
+        if (write) ok = ok && ::fdatasync(fd) == 0;
+        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (!ok) {
+            failure = std::string(write ? "direct write failed: " : "direct read failed: ") + std::strerror(errno);
+            return {};
+        }
+        samples.push_back(file_bytes / s / kGB);
+    }
+    return samples;
+}
+
 }  // namespace
 
 double page_cache_resident_fraction(const std::string& path) {
@@ -92,8 +152,8 @@ StorageBench run_storage_bench(const std::string& dir, const StorageBenchOptions
     sb.dir = dir;
     sb.io_threads = std::max(1, opt.io_threads);
     sb.block_bytes = opt.block_bytes;
-    size_t block = static_cast<size_t>(opt.block_bytes);
-    size_t blocks = std::max<size_t>(1, static_cast<size_t>(opt.file_bytes / opt.block_bytes));
+    const size_t block = static_cast<size_t>(opt.block_bytes);
+    const size_t blocks = std::max<size_t>(1, static_cast<size_t>(opt.file_bytes / opt.block_bytes));
     sb.file_bytes = static_cast<double>(block * blocks);
 
     std::error_code ec;
@@ -101,60 +161,14 @@ StorageBench run_storage_bench(const std::string& dir, const StorageBenchOptions
     Scratch scratch;
     scratch.path = (fs::path(dir) / fmt::format(".ftbound-probe-{}.tmp", ::getpid())).string();
     Fd f;
-    f.fd = ::open(scratch.path.c_str(), O_CREAT | O_TRUNC | O_RDWR | O_DIRECT, 0600);
-    if (f.fd < 0) {
-        int err = errno;
-        if (err == EINVAL) {
-            sb.skipped_reason = "the filesystem refuses O_DIRECT, so a figure would come from the page cache";
-            return sb;
-        }
-        if (err == EACCES || err == EROFS || err == EPERM) throw InputError(dir, "--dir", std::string("cannot write a scratch file: ") + std::strerror(err));
-        throw InputError(dir, "--dir", std::string("cannot create a scratch file: ") + std::strerror(err));
-    }
-
-    // O_DIRECT needs buffers aligned to the logical block size; 4 KiB covers every common device.
-    std::vector<char*> buffers(static_cast<size_t>(sb.io_threads));
-    std::mt19937_64 rng(1234);
-    for (auto& buf : buffers) {
-        buf = static_cast<char*>(std::aligned_alloc(4096, block));
-        if (!buf) throw std::bad_alloc();
-        // Random bytes, so compressing or deduplicating storage cannot shortcut the writes.
-        for (size_t i = 0; i + 8 <= block; i += 8) {
-            uint64_t v = rng();
-            std::memcpy(buf + i, &v, 8);
-        }
-    }
-    struct Freer {
-        std::vector<char*>& b;
-        ~Freer() {
-            for (char* p : b) std::free(p);
-        }
-    } freer{buffers};
-
-    std::vector<double> write_samples, read_samples;
-    for (int r = 0; r < opt.repetitions; ++r) {
-        auto t0 = Clock::now();
-        bool ok = transfer_all(f.fd, true, buffers.data(), block, blocks, sb.io_threads);
-        ok = ok && ::fdatasync(f.fd) == 0;
-        double s = std::chrono::duration<double>(Clock::now() - t0).count();
-        if (!ok) {
-            // EINVAL here: O_DIRECT accepted at open but refused per request (alignment rules of the device).
-            sb.skipped_reason = std::string("direct write failed: ") + std::strerror(errno);
-            return sb;
-        }
-        write_samples.push_back(sb.file_bytes / s / kGB);
-    }
-    for (int r = 0; r < opt.repetitions; ++r) {
-        ::posix_fadvise(f.fd, 0, 0, POSIX_FADV_DONTNEED);  // nothing of the file may sit in the cache
-        auto t0 = Clock::now();
-        bool ok = transfer_all(f.fd, false, buffers.data(), block, blocks, sb.io_threads);
-        double s = std::chrono::duration<double>(Clock::now() - t0).count();
-        if (!ok) {
-            sb.skipped_reason = std::string("direct read failed: ") + std::strerror(errno);
-            return sb;
-        }
-        read_samples.push_back(sb.file_bytes / s / kGB);
-    }
+    if (!open_direct_scratch(dir, scratch.path, f, sb.skipped_reason)) return sb;
+    AlignedBuffers buffers(sb.io_threads, block);
+    std::vector<double> write_samples =
+        timed_passes(f.fd, true, buffers, block, blocks, sb.io_threads, opt.repetitions, sb.skipped_reason);
+    if (!sb.skipped_reason.empty()) return sb;
+    std::vector<double> read_samples =
+        timed_passes(f.fd, false, buffers, block, blocks, sb.io_threads, opt.repetitions, sb.skipped_reason);
+    if (!sb.skipped_reason.empty()) return sb;
     sb.page_cache_resident_fraction = page_cache_resident_fraction(scratch.path);
     sb.write_GBps = measurement_of(std::move(write_samples));
     sb.read_GBps = measurement_of(std::move(read_samples));

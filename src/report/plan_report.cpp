@@ -118,94 +118,130 @@ OJson communication_json(const TimeResult& t) {
             {"overlapped_seconds", std::max(0.0, t.communication_seconds - exposed)}};
 }
 
+// The memory-relevant settings as planned: the job's, or its framework's defaults where it left them out.
+OJson memory_settings_json(const Job& job) {
+    const TrainSpec& tr = job.spec.train;
+    return {{"optimizer", to_string(tr.optimizer)},
+            {"optimizer_impl", to_string(tr.optimizer_impl)},
+            {"activation_checkpointing", to_string(tr.recompute)},
+            {"recompute_layers", tr.recompute_layers},
+            {"offload_activations", to_string(job.spec.offload.activations)},
+            {"fp8_weights", tr.fp8_weights},
+            {"reduce_dtype_bytes", tr.reduce_dtype_bytes},
+            {"weights", tr.weights == WeightsMode::mixed ? "mixed" : "pure"},
+            {"loss", to_string(tr.loss)},
+            {"attention", to_string(tr.attention)}};
+}
+
+OJson step_json(const TimeResult& t) {
+    OJson breakdown = OJson::array();
+    for (const auto& p : t.breakdown)
+        breakdown.push_back({{"phase", p.phase}, {"seconds", p.seconds}, {"resource", to_string(p.resource)}});
+    return {{"seconds", t.step_seconds}, {"breakdown", breakdown}, {"kernels_per_gpu", t.kernels_per_step},
+            {"communication", communication_json(t)}};
+}
+
+OJson throughput_json(const TimeResult& t) {
+    return {{"tokens_per_step", t.tokens_per_step},
+            {"tokens_per_second", t.tokens_per_second},
+            {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
+            {"mfu", t.mfu},
+            {"mfu_6n", t.mfu_6n},
+            {"hfu", t.hfu},
+            {"model_flops_per_step", t.model_flops_per_step},
+            {"model_flops_6n_per_step", t.model_flops_6n_per_step},
+            {"hardware_flops_per_step", t.hardware_flops_per_step}};
+}
+
+OJson weak_points_json(const std::vector<WeakPoint>& weak_points) {
+    OJson weak = OJson::array();
+    for (const auto& w : weak_points) weak.push_back({{"resource", to_string(w.resource)}, {"what", w.what}, {"impact", w.impact}});
+    return weak;
+}
+
+OJson recommendations_json(const std::vector<Recommendation>& recommendations) {
+    OJson recs = OJson::array();
+    for (const auto& r : recommendations)
+        recs.push_back({{"resource", to_string(r.addresses)}, {"what", r.what}, {"set", r.set},
+                        {"changes_training", r.changes_training}, {"step_seconds", r.step_seconds},
+                        {"speedup", r.speedup}, {"device_used_bytes", r.device_used_bytes}});
+    return recs;
+}
+
+OJson num_or_null(const std::optional<double>& v) { return v ? OJson(*v) : OJson(nullptr); }
+
+OJson finite_or_null(double v) { return std::isfinite(v) ? OJson(v) : OJson(nullptr); }
+
+OJson cost_detail_json(const Job& job, const OperationsResult& o) {
+    return {{"compute", num_or_null(o.energy.compute_cost)}, {"energy", o.energy.energy_cost},
+            {"it_energy_kwh", o.energy.it_energy_kwh}, {"pue", job.spec.ops.pue}, {"price", price_json(o.price)}};
+}
+
+// Without data.tokens the job's length is unknown: job-level figures are null; the checkpoint interval is
+// then Daly's optimum for this checkpoint and failure rate, which does not depend on the length.
+OJson reliability_json(const OperationsResult& o) {
+    const ReliabilityResult& rl = o.reliability;
+    const bool len = o.has_job_length;
+    auto job_level = [&](double v) { return len ? finite_or_null(v) : OJson(nullptr); };
+    return {{"expected_interruptions", job_level(rl.expected_interruptions)},
+            {"checkpoint_interval_seconds",
+             len ? finite_or_null(rl.checkpoint_interval_seconds)
+                 : finite_or_null(daly_interval_seconds(rl.checkpoint_write_seconds, rl.job_mtbf_seconds))},
+            {"goodput", job_level(rl.goodput)},
+            {"progresses", rl.progresses},
+            {"failures_per_gpu_hour", rl.failures_per_gpu_hour},
+            {"job_mtbf_seconds", finite_or_null(rl.job_mtbf_seconds)},
+            {"checkpoint_bytes", rl.checkpoint_bytes},
+            {"checkpoint_write_seconds", rl.checkpoint_write_seconds},
+            {"checkpoint_bound_by", o.checkpoint.bound_by},
+            {"restart_seconds", rl.restart_seconds},
+            {"wall_seconds", job_level(rl.wall_seconds)},
+            {"lost_seconds", job_level(rl.lost_seconds)},
+            {"lost_cost", job_level(rl.lost_cost)}};
+}
+
+OJson power_json(const PowerDraw& pw) {
+    return {{"device_w", pw.device_w}, {"node_w", pw.node_w}, {"psu_capacity_w", pw.psu_capacity_w},
+            {"psu_capacity_after_failure_w", pw.psu_capacity_after_failure_w},
+            {"psu_failures_tolerated", pw.psu_failures_tolerated},
+            {"exceeds_redundant_capacity", pw.exceeds_redundant_capacity},
+            {"throttle_factor_after_psu_failure", pw.throttle_factor}, {"note", pw.note}};
+}
+
+OJson fits_with_json(const std::vector<Change>& fixes) {
+    OJson out = OJson::array();
+    for (const auto& f : fixes)
+        out.push_back({{"what", f.what}, {"set", f.set}, {"device_used_bytes", f.memory.device_used_bytes},
+                       {"fits", f.memory.fits}});
+    return out;
+}
+
 }  // namespace
 
 OJson plan_json(const Job& job, const Plan& plan) {
+    const TimeResult& t = plan.time;
+    const OperationsResult& o = plan.ops;
     OJson j;
     j["job"] = job.spec.file;
     j["model"] = job.model.name;
     j["system"] = job.system.name;
     j["gpus"] = job.system.total_devices();
     j["memory"] = memory_json(plan.memory);
-    // The memory-relevant settings as planned: the job's, or its framework's defaults where it left them out.
-    const TrainSpec& tr = job.spec.train;
-    j["memory"]["settings"] = {{"optimizer", to_string(tr.optimizer)},
-                               {"optimizer_impl", to_string(tr.optimizer_impl)},
-                               {"activation_checkpointing", to_string(tr.recompute)},
-                               {"recompute_layers", tr.recompute_layers},
-                               {"offload_activations", to_string(job.spec.offload.activations)},
-                               {"fp8_weights", tr.fp8_weights},
-                               {"reduce_dtype_bytes", tr.reduce_dtype_bytes},
-                               {"weights", tr.weights == WeightsMode::mixed ? "mixed" : "pure"},
-                               {"loss", to_string(tr.loss)},
-                               {"attention", to_string(tr.attention)}};
+    j["memory"]["settings"] = memory_settings_json(job);
     j["limits"] = {{"max_micro_batch", plan.max_micro_batch}, {"max_seq_len", plan.max_seq_len}};
-    const TimeResult& t = plan.time;
-    OJson breakdown = OJson::array();
-    for (const auto& p : t.breakdown)
-        breakdown.push_back({{"phase", p.phase}, {"seconds", p.seconds}, {"resource", to_string(p.resource)}});
-    j["step"] = {{"seconds", t.step_seconds}, {"breakdown", breakdown}, {"kernels_per_gpu", t.kernels_per_step},
-                 {"communication", communication_json(t)}};
-    j["throughput"] = {{"tokens_per_step", t.tokens_per_step},
-                       {"tokens_per_second", t.tokens_per_second},
-                       {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
-                       {"mfu", t.mfu},
-                       {"mfu_6n", t.mfu_6n},
-                       {"hfu", t.hfu},
-                       {"model_flops_per_step", t.model_flops_per_step},
-                       {"model_flops_6n_per_step", t.model_flops_6n_per_step},
-                       {"hardware_flops_per_step", t.hardware_flops_per_step}};
+    j["step"] = step_json(t);
+    j["throughput"] = throughput_json(t);
     j["bottleneck"] = {{"resource", to_string(t.bottleneck)}, {"share", t.bottleneck_share}, {"why", t.bottleneck_sentence}};
-    OJson weak = OJson::array();
-    for (const auto& w : plan.weak_points) weak.push_back({{"resource", to_string(w.resource)}, {"what", w.what}, {"impact", w.impact}});
-    j["weak_points"] = weak;
+    j["weak_points"] = weak_points_json(plan.weak_points);
     j["time_to_train_seconds"] = t.time_to_train_seconds ? OJson(*t.time_to_train_seconds) : OJson(nullptr);
-    OJson recs = OJson::array();
-    for (const auto& r : plan.recommendations)
-        recs.push_back({{"resource", to_string(r.addresses)}, {"what", r.what}, {"set", r.set},
-                        {"changes_training", r.changes_training}, {"step_seconds", r.step_seconds},
-                        {"speedup", r.speedup}, {"device_used_bytes", r.device_used_bytes}});
-    j["recommendations"] = recs;
-    const OperationsResult& o = plan.ops;
-    auto num_or_null = [](const std::optional<double>& v) { return v ? OJson(*v) : OJson(nullptr); };
+    j["recommendations"] = recommendations_json(plan.recommendations);
     j["energy_kwh"] = o.has_job_length ? OJson(o.energy.energy_kwh) : OJson(nullptr);
     j["cost"] = o.has_job_length ? num_or_null(o.energy.total_cost) : OJson(nullptr);
-    j["cost_detail"] = {{"compute", num_or_null(o.energy.compute_cost)}, {"energy", o.energy.energy_cost},
-                        {"it_energy_kwh", o.energy.it_energy_kwh}, {"pue", job.spec.ops.pue},
-                        {"price", price_json(o.price)}};
+    j["cost_detail"] = cost_detail_json(job, o);
     j["storage"] = storage_json(o);
-    const ReliabilityResult& rl = o.reliability;
-    auto finite = [](double v) { return std::isfinite(v) ? OJson(v) : OJson(nullptr); };
-    // Without data.tokens the job's length is unknown: job-level figures are null; the checkpoint interval is
-    // then Daly's optimum for this checkpoint and failure rate, which does not depend on the length.
-    const bool len = o.has_job_length;
-    auto job_level = [&](double v) { return len ? finite(v) : OJson(nullptr); };
-    j["reliability"] = {{"expected_interruptions", job_level(rl.expected_interruptions)},
-                        {"checkpoint_interval_seconds",
-                         len ? finite(rl.checkpoint_interval_seconds)
-                             : finite(daly_interval_seconds(rl.checkpoint_write_seconds, rl.job_mtbf_seconds))},
-                        {"goodput", job_level(rl.goodput)},
-                        {"progresses", rl.progresses},
-                        {"failures_per_gpu_hour", rl.failures_per_gpu_hour},
-                        {"job_mtbf_seconds", finite(rl.job_mtbf_seconds)},
-                        {"checkpoint_bytes", rl.checkpoint_bytes},
-                        {"checkpoint_write_seconds", rl.checkpoint_write_seconds},
-                        {"checkpoint_bound_by", o.checkpoint.bound_by},
-                        {"restart_seconds", rl.restart_seconds},
-                        {"wall_seconds", job_level(rl.wall_seconds)},
-                        {"lost_seconds", job_level(rl.lost_seconds)},
-                        {"lost_cost", job_level(rl.lost_cost)}};
-    const PowerDraw& pw = o.power;
-    j["power"] = {{"device_w", pw.device_w}, {"node_w", pw.node_w}, {"psu_capacity_w", pw.psu_capacity_w},
-                  {"psu_capacity_after_failure_w", pw.psu_capacity_after_failure_w},
-                  {"psu_failures_tolerated", pw.psu_failures_tolerated},
-                  {"exceeds_redundant_capacity", pw.exceeds_redundant_capacity},
-                  {"throttle_factor_after_psu_failure", pw.throttle_factor}, {"note", pw.note}};
-    OJson fixes = OJson::array();
-    for (const auto& f : plan.fixes)
-        fixes.push_back({{"what", f.what}, {"set", f.set}, {"device_used_bytes", f.memory.device_used_bytes},
-                         {"fits", f.memory.fits}});
-    j["fits_with"] = fixes;
+    j["reliability"] = reliability_json(o);
+    j["power"] = power_json(o.power);
+    j["fits_with"] = fits_with_json(plan.fixes);
     j["accuracy_notes"] = plan.accuracy_notes;
     j["memory_walk"] = memory_walk_json(plan.memory_walk);
     whole_numbers(j, false);

@@ -88,6 +88,54 @@ int64_t sliding_window_of(const Fields& f, const std::string& type, int64_t i, i
     return 0;
 }
 
+int64_t llama_like_head_dim(const Fields& f, bool gemma3, int64_t hidden, int64_t heads) {
+    if (f.has("head_dim")) return *f.get_int("head_dim", 1, 1 << 20);
+    if (gemma3) return 256;
+    check_divisible(f, "num_attention_heads", hidden, heads);
+    return hidden / heads;
+}
+
+// The decoder layer every llama-like model repeats: biases, q/k norms and norm count by model type.
+LayerSpec llama_like_layer(const Fields& f, const std::string& type, int64_t hidden, int64_t heads, int64_t kv,
+                           int64_t head_dim, int64_t ffn) {
+    const bool gemma3 = type == "gemma3_text";
+    LayerSpec l = base_layer(hidden, heads, kv, head_dim, ffn);
+    l.ffn_kind = FfnKind::gated;
+    // Qwen2 and Qwen2-MoE put biases on q/k/v (hard-coded in modeling_qwen2.py); llama-style classes read attention_bias.
+    l.qkv_bias = (type == "qwen2" || type == "qwen2_moe") ? true : opt_bool(f, "attention_bias", false);
+    const bool qk_normed = type == "qwen3" || type == "qwen3_moe" || gemma3;
+    l.o_bias = (type == "llama" || qk_normed) ? opt_bool(f, "attention_bias", false) : false;
+    if (gemma3) l.qkv_bias = opt_bool(f, "attention_bias", false);
+    l.mlp_bias = type == "llama" ? opt_bool(f, "mlp_bias", false) : false;
+    if (qk_normed) {
+        l.qk_norm = true;
+        l.qk_norm_params = 2 * head_dim;   // q_norm and k_norm: RMSNorm(head_dim) each
+    }
+    l.norms = (type == "gemma2" || gemma3) ? 4 : 2;    // pre/post attention and pre/post feed-forward norms
+    if (type == "mixtral") {
+        l.experts = opt_int(f, {"num_local_experts"}, 8, 1);
+        l.experts_per_token = opt_int(f, {"num_experts_per_tok"}, 2, 1);
+    }
+    return l;
+}
+
+// Qwen MoE: a sparse block wherever the layer is not listed in mlp_only_layers and (i + 1) is a multiple
+// of decoder_sparse_step (Qwen2MoeDecoderLayer, Qwen3MoeDecoderLayer). Defaults per config class.
+void make_qwen_moe_layer(const Fields& f, const std::string& type, const std::vector<int64_t>& mlp_only, int64_t i,
+                         LayerSpec& li) {
+    const bool v2 = type == "qwen2_moe";
+    const int64_t sparse_step = opt_int(f, {"decoder_sparse_step"}, 1, 1);
+    const int64_t experts = opt_int(f, {"num_experts"}, v2 ? 60 : 128);
+    const bool sparse = std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end() && experts > 0 &&
+                        (i + 1) % sparse_step == 0;
+    if (!sparse) return;
+    li.experts = experts;
+    li.experts_per_token = opt_int(f, {"num_experts_per_tok"}, v2 ? 4 : 8, 1);
+    li.ffn_intermediate = opt_int(f, {"moe_intermediate_size"}, v2 ? 1408 : 768, 1);
+    if (v2) li.shared_expert_intermediate = opt_int(f, {"shared_expert_intermediate_size"}, 5632, 0);
+    li.shared_expert_gate = li.shared_expert_intermediate > 0;
+}
+
 // llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi3: the Llama
 // layout with variations.
 ModelSpec read_llama_like(const Fields& f, const std::string& type) {
@@ -101,13 +149,7 @@ ModelSpec read_llama_like(const Fields& f, const std::string& type) {
     const int64_t heads = gemma3 ? opt_int(f, {"num_attention_heads"}, 8, 1) : need_int(f, {"num_attention_heads"});
     const int64_t kv = opt_int(f, {"num_key_value_heads"}, gemma3 ? 4 : heads, 1);
     check_kv(f, "num_key_value_heads", heads, kv);
-    int64_t head_dim;
-    if (f.has("head_dim")) head_dim = *f.get_int("head_dim", 1, 1 << 20);
-    else if (gemma3) head_dim = 256;
-    else {
-        check_divisible(f, "num_attention_heads", m.hidden, heads);
-        head_dim = m.hidden / heads;
-    }
+    const int64_t head_dim = llama_like_head_dim(f, gemma3, m.hidden, heads);
     const int64_t ffn = type == "mixtral" ? need_int(f, {"intermediate_size"})
                                           : (type == "qwen2_moe" ? opt_int(f, {"intermediate_size"}, 5632, 1)
                                                                  : need_int(f, {"intermediate_size"}));
@@ -120,45 +162,13 @@ ModelSpec read_llama_like(const Fields& f, const std::string& type) {
     m.tie_word_embeddings = opt_bool(f, "tie_word_embeddings", tie_default);
     m.activation = f.get_string("hidden_act").value_or(type.rfind("gemma", 0) == 0 ? "gelu_pytorch_tanh" : "silu");
 
-    LayerSpec l = base_layer(m.hidden, heads, kv, head_dim, ffn);
-    l.ffn_kind = FfnKind::gated;
-    // Qwen2 and Qwen2-MoE put biases on q/k/v (hard-coded in modeling_qwen2.py); llama-style classes read attention_bias.
-    l.qkv_bias = (type == "qwen2" || type == "qwen2_moe") ? true : opt_bool(f, "attention_bias", false);
-    const bool qk_normed = type == "qwen3" || type == "qwen3_moe" || gemma3;
-    l.o_bias = (type == "llama" || qk_normed) ? opt_bool(f, "attention_bias", false) : false;
-    if (gemma3) l.qkv_bias = opt_bool(f, "attention_bias", false);
-    l.mlp_bias = type == "llama" ? opt_bool(f, "mlp_bias", false) : false;
-    if (qk_normed) {
-        l.qk_norm = true;
-        l.qk_norm_params = 2 * head_dim;   // q_norm and k_norm: RMSNorm(head_dim) each
-    }
-    l.norms = (type == "gemma2" || gemma3) ? 4 : 2;    // pre/post attention and pre/post feed-forward norms
-
-    if (type == "mixtral") {
-        l.experts = opt_int(f, {"num_local_experts"}, 8, 1);
-        l.experts_per_token = opt_int(f, {"num_experts_per_tok"}, 2, 1);
-    }
-    // Qwen MoE: a sparse block wherever the layer is not listed in mlp_only_layers and (i + 1) is a multiple
-    // of decoder_sparse_step (Qwen2MoeDecoderLayer, Qwen3MoeDecoderLayer). Defaults per config class.
+    const LayerSpec l = llama_like_layer(f, type, m.hidden, heads, kv, head_dim, ffn);
     const bool qwen_moe = type == "qwen2_moe" || type == "qwen3_moe";
     const std::vector<int64_t> mlp_only = qwen_moe ? layer_list(f, "mlp_only_layers") : std::vector<int64_t>{};
-    const int64_t sparse_step = qwen_moe ? opt_int(f, {"decoder_sparse_step"}, 1, 1) : 1;
     for (int64_t i = 0; i < layers; ++i) {
         LayerSpec li = l;
         li.sliding_window = sliding_window_of(f, type, i, layers);
-        if (qwen_moe) {
-            const bool v2 = type == "qwen2_moe";
-            const int64_t experts = opt_int(f, {"num_experts"}, v2 ? 60 : 128);
-            const bool sparse = std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end() && experts > 0 &&
-                                (i + 1) % sparse_step == 0;
-            if (sparse) {
-                li.experts = experts;
-                li.experts_per_token = opt_int(f, {"num_experts_per_tok"}, v2 ? 4 : 8, 1);
-                li.ffn_intermediate = opt_int(f, {"moe_intermediate_size"}, v2 ? 1408 : 768, 1);
-                if (v2) li.shared_expert_intermediate = opt_int(f, {"shared_expert_intermediate_size"}, 5632, 0);
-                li.shared_expert_gate = li.shared_expert_intermediate > 0;
-            }
-        }
+        if (qwen_moe) make_qwen_moe_layer(f, type, mlp_only, i, li);
         m.layers.push_back(li);
     }
     return m;

@@ -138,11 +138,60 @@ std::optional<Route> Topology::find_route(int from, int to) const {
     return r;
 }
 
+namespace {
+
+int direction_index(LinkDirection d) { return 2 * d.link + (d.a_to_b ? 0 : 1); }
+
+struct FairShare {
+    std::vector<double> rate_Bps;       // per flow; 0 for inactive flows
+    std::vector<int> bound_direction;   // per flow: the direction that froze it (direction_index), -1 if inactive
+};
+
+// Max-min fair rates of the active flows by progressive filling: repeatedly saturate the link direction with
+// the smallest fair share and freeze the flows that cross it.
+FairShare max_min_rates(const Topology& topology, const std::vector<FlowResult>& results,
+                        const std::vector<bool>& active) {
+    const int n_flows = static_cast<int>(results.size());
+    const int n_dirs = 2 * static_cast<int>(topology.system().links.size());
+    std::vector<double> capacity_left(n_dirs);
+    for (int d = 0; d < n_dirs; ++d) capacity_left[d] = topology.capacity_GBps({d / 2, d % 2 == 0}) * 1e9;
+    std::vector<int> unfrozen_on(n_dirs, 0);
+    std::vector<bool> frozen(n_flows);
+    FairShare out{std::vector<double>(n_flows, 0), std::vector<int>(n_flows, -1)};
+    for (int f = 0; f < n_flows; ++f) {
+        frozen[f] = !active[f];
+        if (active[f])
+            for (const auto& hop : results[f].route.hops) ++unfrozen_on[direction_index(hop)];
+    }
+    for (;;) {
+        int tightest = -1;
+        double share = std::numeric_limits<double>::infinity();
+        for (int d = 0; d < n_dirs; ++d) {
+            if (unfrozen_on[d] == 0) continue;
+            const double s = capacity_left[d] / unfrozen_on[d];
+            if (s < share) share = s, tightest = d;
+        }
+        if (tightest < 0) return out;
+        for (int f = 0; f < n_flows; ++f) {
+            if (frozen[f]) continue;
+            const auto& hops = results[f].route.hops;
+            if (std::none_of(hops.begin(), hops.end(), [&](LinkDirection h) { return direction_index(h) == tightest; }))
+                continue;
+            frozen[f] = true;
+            out.rate_Bps[f] = share;
+            out.bound_direction[f] = tightest;
+            for (const auto& hop : hops) {
+                capacity_left[direction_index(hop)] -= share;
+                --unfrozen_on[direction_index(hop)];
+            }
+        }
+    }
+}
+
+}  // namespace
+
 std::vector<FlowResult> share_links(const Topology& topology, const std::vector<Flow>& flows) {
     const int n_flows = static_cast<int>(flows.size());
-    const int n_dirs = 2 * static_cast<int>(topology.system().links.size());
-    auto dir_index = [](LinkDirection d) { return 2 * d.link + (d.a_to_b ? 0 : 1); };
-
     std::vector<FlowResult> results(n_flows);
     std::vector<double> remaining_bytes(n_flows);
     for (int f = 0; f < n_flows; ++f) {
@@ -151,60 +200,28 @@ std::vector<FlowResult> share_links(const Topology& topology, const std::vector<
         results[f].route = topology.route(flows[f].from, flows[f].to);
         remaining_bytes[f] = flows[f].bytes;
     }
-
     std::vector<bool> active(n_flows);
     for (int f = 0; f < n_flows; ++f) active[f] = remaining_bytes[f] > 0 && !results[f].route.hops.empty();
 
     double now_seconds = 0;
     bool first_round = true;
-    std::vector<double> rate_Bps(n_flows), capacity_left(n_dirs);
-    std::vector<int> unfrozen_on(n_dirs);
-    std::vector<bool> frozen(n_flows);
     while (std::find(active.begin(), active.end(), true) != active.end()) {
-        // Progressive filling: repeatedly saturate the direction with the smallest fair share.
-        for (int d = 0; d < n_dirs; ++d) capacity_left[d] = topology.capacity_GBps({d / 2, d % 2 == 0}) * 1e9;
-        std::fill(unfrozen_on.begin(), unfrozen_on.end(), 0);
-        for (int f = 0; f < n_flows; ++f) {
-            frozen[f] = !active[f];
-            rate_Bps[f] = 0;
-            if (active[f])
-                for (const auto& hop : results[f].route.hops) ++unfrozen_on[dir_index(hop)];
-        }
-        for (;;) {
-            int tightest = -1;
-            double share = std::numeric_limits<double>::infinity();
-            for (int d = 0; d < n_dirs; ++d) {
-                if (unfrozen_on[d] == 0) continue;
-                const double s = capacity_left[d] / unfrozen_on[d];
-                if (s < share) share = s, tightest = d;
-            }
-            if (tightest < 0) break;
+        const FairShare fair = max_min_rates(topology, results, active);
+        if (first_round)
             for (int f = 0; f < n_flows; ++f) {
-                if (frozen[f]) continue;
-                const auto& hops = results[f].route.hops;
-                if (std::none_of(hops.begin(), hops.end(), [&](LinkDirection h) { return dir_index(h) == tightest; }))
-                    continue;
-                frozen[f] = true;
-                rate_Bps[f] = share;
-                if (first_round) {
-                    results[f].initial_rate_GBps = share / 1e9;
-                    results[f].bound_by = {tightest / 2, tightest % 2 == 0};
-                }
-                for (const auto& hop : hops) {
-                    capacity_left[dir_index(hop)] -= share;
-                    --unfrozen_on[dir_index(hop)];
-                }
+                if (!active[f]) continue;
+                results[f].initial_rate_GBps = fair.rate_Bps[f] / 1e9;
+                results[f].bound_by = {fair.bound_direction[f] / 2, fair.bound_direction[f] % 2 == 0};
             }
-        }
         first_round = false;
         // Advance to the next completion; the survivors get the freed bandwidth next round.
         double step_seconds = std::numeric_limits<double>::infinity();
         for (int f = 0; f < n_flows; ++f)
-            if (active[f]) step_seconds = std::min(step_seconds, remaining_bytes[f] / rate_Bps[f]);
+            if (active[f]) step_seconds = std::min(step_seconds, remaining_bytes[f] / fair.rate_Bps[f]);
         now_seconds += step_seconds;
         for (int f = 0; f < n_flows; ++f) {
             if (!active[f]) continue;
-            remaining_bytes[f] -= rate_Bps[f] * step_seconds;
+            remaining_bytes[f] -= fair.rate_Bps[f] * step_seconds;
             if (remaining_bytes[f] <= flows[f].bytes * 1e-12) {
                 active[f] = false;
                 results[f].seconds = now_seconds;
