@@ -95,6 +95,12 @@ struct FrameworkProfile {
     // Attention kernel generation the framework runs: 1 = FlashAttention(-1)/Triton port, 2 = FlashAttention-2
     // (torch SDPA's flash backend), 3 = FlashAttention-3 (Hopper).
     int attention_kernel = 2;
+    // How context parallelism exchanges k/v: "ring" = p2p ring, each chunk's send/recv hidden under the attention
+    // of the previous one (Megatron-LM --cp-comm-type default p2p; TransformerEngine AttnFuncWithCPAndKVP2P);
+    // "all_gather" = k and v all-gathered before attention and again in backward, dk/dv reduce-scattered after
+    // it, all on the critical path (TransformerEngine AttnFuncWithCPAndKVAllGather: "KV all-gather between CP
+    // ranks is exposed"; Llama 3, arXiv 2407.21783 §3.3.2).
+    std::string context_parallel_exchange = "ring";
     // Matmul time in this framework's training steps relative to the isolated-matmul estimate, per GPU
     // architecture name (ampere, hopper, ...): what the model does not yet have a mechanism for (clocks under
     // power limits, framework copies). CALIBRATED by `ftbound validate --fit-matmul-factor` (docs/validation.md)

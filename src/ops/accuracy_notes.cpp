@@ -1,6 +1,7 @@
 #include "ops/accuracy_notes.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -11,7 +12,44 @@ const std::vector<GpuArch>& validated_gpu_architectures() {
     return archs;
 }
 
+const std::vector<std::pair<std::string, QuotedRange>>& quoted_ranges() {
+    static const std::vector<std::pair<std::string, QuotedRange>> ranges = {
+        {"cpu_step", {"validation/measured/cpu-vm/cases.csv", "cpu-", "", "step_seconds", -22, 29, 11, 22}},
+        {"cpu_rss", {"validation/measured/cpu-vm/cases.csv", "cpu-", "", "device_used", -12, 17, 6, 22}},
+        {"qlora_step_bnb", {"validation/cases.csv", "lg-", "qlora", "iteration_seconds", -29, -5, 17, 8}},
+        {"qlora_memory_bnb", {"validation/cases.csv", "lg-", "qlora", "allocated_peak", -7, -3, 5, 8}},
+        {"qlora_tps_torchao", {"validation/cases.csv", "tune-", "qlora", "tokens_per_second", -20, -2, 8, 3}},
+        {"qlora_memory_torchao", {"validation/cases.csv", "tune-", "qlora", "allocated_peak", 5, 18, 10, 3}},
+        {"qlora_step_gptq", {"validation/qwen/cases.csv", "qwen", "qlora", "step_seconds", -33, 1, 20, 12}},
+        {"qlora_memory_gptq", {"validation/qwen/cases.csv", "qwen", "qlora", "device_used", -7, 7, 4, 12}},
+    };
+    return ranges;
+}
+
 namespace {
+
+const QuotedRange& quoted(const std::string& name) {
+    for (const auto& [n, r] : quoted_ranges())
+        if (n == name) return r;
+    throw std::logic_error("accuracy note quotes an unknown range: " + name);
+}
+
+// "-29% to -5%" (signed, whole percent)
+std::string span(const std::string& name) {
+    const QuotedRange& r = quoted(name);
+    return fmt::format("{:+d}% to {:+d}%", r.low_pct, r.high_pct);
+}
+
+std::string qlora_note() {
+    return fmt::format(
+        "QLoRA: in validation (errors as (predicted - measured) / measured; negative: predicted too low) step times "
+        "were {} with bitsandbytes 0.41 (LitGPT, {} runs) and {} with auto-gptq (Qwen, {} runs); "
+        "tokens/s {} with torchao (torchtune); peak memory {} with bitsandbytes 0.41, {} with "
+        "torchao, and GPU memory {} with auto-gptq",
+        span("qlora_step_bnb"), quoted("qlora_step_bnb").cases, span("qlora_step_gptq"),
+        quoted("qlora_step_gptq").cases, span("qlora_tps_torchao"), span("qlora_memory_bnb"),
+        span("qlora_memory_torchao"), span("qlora_memory_gptq"));
+}
 
 void cpu_notes(const Job& job, std::vector<std::string>& out) {
     const SystemSpec& sys = job.system;
@@ -20,9 +58,11 @@ void cpu_notes(const Job& job, std::vector<std::string>& out) {
     out.push_back(fmt::format(
         "CPU server: against our own PyTorch 1.13 runs on a 2-core AMD EPYC VM (validation/measured/cpu-vm/, "
         "Llama models, full and LoRA, fp32, 1-2 threads; `ftbound validate validation/measured/cpu-vm/cases.csv`) "
-        "with the rates `ftbound probe --torch` measured there, step times of 22 configurations (23M-0.9B "
-        "parameters) are within -22% to +29% (MAPE 11%) and their peak RSS within -12% to +17% (MAPE 6%; what "
-        "glibc's heap keeps is an assumption, src/memory/host_heap.cpp). {}",
+        "with the rates `ftbound probe --torch` measured there, step times of {} configurations (23M-0.9B "
+        "parameters) are off by {} (MAPE {}%) and their peak RSS by {} (MAPE {}%; what glibc's heap keeps is an "
+        "assumption, src/memory/host_heap.cpp). {}",
+        quoted("cpu_step").cases, span("cpu_step"), quoted("cpu_step").mape_pct, span("cpu_rss"),
+        quoted("cpu_rss").mape_pct,
         probed ? fmt::format("This plan uses probed rates of {} ({} cores)", dev.name, dev.cores)
                : fmt::format("On {} x {} ({} cores each) the rates are datasheet peaks times efficiencies measured "
                              "on 1-2 cores, and PyTorch's per-op time, fresh-page writes and thread-pool waits are "
@@ -45,11 +85,7 @@ std::vector<std::string> accuracy_notes(const Job& job) {
                                       "with the efficiencies measured on other generations",
                                       to_string(arch), sys.device.name));
     }
-    if (js.train.method == Method::qlora)
-        out.push_back("QLoRA: in validation steps ran 4-28% slower than predicted with bitsandbytes 0.41 (LitGPT) and "
-                      "up to 50% slower at short sequences with auto-gptq (Qwen); peak memory was 11-14% above the "
-                      "prediction with bitsandbytes 0.41, 5-16% below it with torchao (torchtune), and GPU memory from "
-                      "7% below to 9% above it with auto-gptq");
+    if (js.train.method == Method::qlora) out.push_back(qlora_note());
     if (job.model.is_moe())
         out.push_back("mixture-of-experts: no measured case in validation/ (routing balance, expert GEMM shapes and "
                       "all-to-all traffic are modelled, not checked)");

@@ -363,11 +363,12 @@ Job job_from_document(const Json& doc, const std::string& file) {
     return job;
 }
 
-void check_job(const Job& job) {
-    const JobSpec& j = job.spec;
-    const ParallelSpec& p = j.parallel;
-    const ModelSpec& m = job.model;
-    const std::string& file = j.file;
+namespace {
+
+// The degrees fit the hardware: each at most the GPU count, their product exactly it.
+void check_parallel_degrees(const Job& job) {
+    const ParallelSpec& p = job.spec.parallel;
+    const std::string& file = job.spec.file;
     const int64_t devices = job.system.total_devices();
     // Each degree is at most the GPU count, so the product cannot overflow when it matters.
     for (auto [name, v] : {std::pair{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"dp", p.dp}})
@@ -380,6 +381,29 @@ void check_job(const Job& job) {
                                                std::to_string(p.cp) + "*" + std::to_string(p.dp) + " = " +
                                                std::to_string(product) + ", but the hardware has " +
                                                std::to_string(devices) + " GPUs");
+}
+
+void check_expert_parallel(const Job& job) {
+    const ParallelSpec& p = job.spec.parallel;
+    const ModelSpec& m = job.model;
+    const std::string& file = job.spec.file;
+    if (!m.is_moe()) throw InputError(file, "parallel.ep", "ep>1 needs a mixture-of-experts model");
+    int64_t experts = 0;
+    for (const auto& l : m.layers) experts = std::max(experts, l.experts);
+    if (experts % p.ep != 0)
+        throw InputError(file, "parallel.ep", "ep=" + std::to_string(p.ep) + " does not divide the " +
+                                                  std::to_string(experts) + " experts");
+    if ((p.dp * p.cp) % p.ep != 0)
+        throw InputError(file, "parallel.ep", "ep=" + std::to_string(p.ep) + " must divide dp*cp = " +
+                                                  std::to_string(p.dp * p.cp));
+}
+
+// The model splits the way the layout asks: heads, FFN width and layers divide by the degrees.
+void check_model_split(const Job& job) {
+    const JobSpec& j = job.spec;
+    const ParallelSpec& p = j.parallel;
+    const ModelSpec& m = job.model;
+    const std::string& file = j.file;
     const LayerSpec& l0 = m.layers.front();
     if (l0.heads % p.tp != 0)
         throw InputError(file, "parallel.tp", "tp=" + std::to_string(p.tp) + " does not divide the " +
@@ -404,39 +428,39 @@ void check_job(const Job& job) {
     if (j.train.seq_len % p.cp != 0)
         throw InputError(file, "parallel.cp", "cp=" + std::to_string(p.cp) + " does not divide seq_len " +
                                                   std::to_string(j.train.seq_len));
-    if (p.ep > 1) {
-        if (!m.is_moe()) throw InputError(file, "parallel.ep", "ep>1 needs a mixture-of-experts model");
-        int64_t experts = 0;
-        for (const auto& l : m.layers) experts = std::max(experts, l.experts);
-        if (experts % p.ep != 0)
-            throw InputError(file, "parallel.ep", "ep=" + std::to_string(p.ep) + " does not divide the " +
-                                                      std::to_string(experts) + " experts");
-        if ((p.dp * p.cp) % p.ep != 0)
-            throw InputError(file, "parallel.ep", "ep=" + std::to_string(p.ep) + " must divide dp*cp = " +
-                                                      std::to_string(p.dp * p.cp));
-    }
+    if (p.ep > 1) check_expert_parallel(job);
     if (p.sequence_parallel && p.tp == 1)
         throw InputError(file, "parallel.sequence_parallel", "needs tp > 1");
+}
+
+void check_lora_targets(const JobSpec& j) {
+    const std::string& file = j.file;
+    for (const auto& t : j.train.lora.targets)
+        if (!targets_exist(t)) {
+            const std::vector<std::string> names = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                                    "down_proj", "query_key_value", "dense", "dense_h_to_4h",
+                                                    "dense_4h_to_h", "c_attn", "c_proj", "c_fc", "Wqkv", "out_proj",
+                                                    "fc1", "fc2", "q", "k", "v", "o", "wi", "wi_0", "wi_1", "wo",
+                                                    "w1", "w2", "w3", "qkv_proj", "gate_up_proj", "lm_head"};
+            std::string hint = did_you_mean(t, names);
+            throw InputError(file, "train.lora.targets",
+                             "'" + t + "' is not a linear layer name" +
+                                 (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+                                 "; use the model's HuggingFace module names (q_proj, v_proj, query_key_value, "
+                                 "wi_0, ...) or all-linear");
+        }
+}
+
+void check_train(const Job& job) {
+    const JobSpec& j = job.spec;
+    const ParallelSpec& p = j.parallel;
+    const ModelSpec& m = job.model;
+    const std::string& file = j.file;
     if (j.train.global_batch % (j.train.micro_batch * p.dp) != 0)
         throw InputError(file, "train.global_batch",
                          std::to_string(j.train.global_batch) + " is not a multiple of micro_batch*dp = " +
                              std::to_string(j.train.micro_batch * p.dp));
-    if (j.train.method == Method::lora || j.train.method == Method::qlora) {
-        for (const auto& t : j.train.lora.targets)
-            if (!targets_exist(t)) {
-                const std::vector<std::string> names = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
-                                                        "down_proj", "query_key_value", "dense", "dense_h_to_4h",
-                                                        "dense_4h_to_h", "c_attn", "c_proj", "c_fc", "Wqkv", "out_proj",
-                                                        "fc1", "fc2", "q", "k", "v", "o", "wi", "wi_0", "wi_1", "wo",
-                                                        "w1", "w2", "w3", "qkv_proj", "gate_up_proj", "lm_head"};
-                std::string hint = did_you_mean(t, names);
-                throw InputError(file, "train.lora.targets",
-                                 "'" + t + "' is not a linear layer name" +
-                                     (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
-                                     "; use the model's HuggingFace module names (q_proj, v_proj, query_key_value, "
-                                     "wi_0, ...) or all-linear");
-            }
-    }
+    if (j.train.method == Method::lora || j.train.method == Method::qlora) check_lora_targets(j);
     if (j.train.method == Method::freeze && j.train.freeze_trainable_layers > static_cast<int64_t>(m.num_layers()))
         throw InputError(file, "train.freeze.trainable_layers", "more than the model's " +
                                                                     std::to_string(m.num_layers()) + " layers");
@@ -444,6 +468,13 @@ void check_job(const Job& job) {
         throw InputError(file, "train.precision", "fp8: the " + job.system.device.name + " has no fp8 tensor cores");
     if (j.train.precision == Precision::bf16 && job.system.device.peak_tflops.bf16 <= 0)
         throw InputError(file, "train.precision", "bf16: the " + job.system.device.name + " has no bf16 support");
+}
+
+void check_offload_and_recompute(const Job& job) {
+    const JobSpec& j = job.spec;
+    const ParallelSpec& p = j.parallel;
+    const ModelSpec& m = job.model;
+    const std::string& file = j.file;
     if (j.offload.params != OffloadTarget::none && p.zero != 3)
         throw InputError(file, "offload.params", "parameter offload needs ZeRO-3 (parallel.zero: 3)");
     if (j.offload.activations == OffloadTarget::checkpoints && j.train.recompute != Recompute::full)
@@ -455,6 +486,15 @@ void check_job(const Job& job) {
                                                               std::to_string(blocks_per_stage) + " blocks of a pipeline stage");
     if (job.system.cpu_only && (p.tp > 1 || p.pp > 1 || p.cp > 1))
         throw InputError(file, "parallel", "a CPU server runs data parallel only (tp, pp, cp must be 1)");
+}
+
+}  // namespace
+
+void check_job(const Job& job) {
+    check_parallel_degrees(job);
+    check_model_split(job);
+    check_train(job);
+    check_offload_and_recompute(job);
 }
 
 const char* to_string(Method v) { return v == Method::full ? "full" : v == Method::lora ? "lora" : v == Method::qlora ? "qlora" : "freeze"; }

@@ -276,11 +276,11 @@ void schedule_tensor_parallel(Schedule& s, const ScheduleInputs& in) {
     s.comm_busy_s += in.grad_accumulation * per_mb;
 }
 
-// Context parallel: ring exchange of k/v chunks, hidden under the attention of the previous chunk.
-void schedule_context_parallel(Schedule& s, const ScheduleInputs& in) {
+namespace {
+
+// Context parallel, ring: k/v chunks passed around the group, each hidden under the attention of the previous chunk.
+void schedule_context_parallel_ring(Schedule& s, const ScheduleInputs& in, double kv_bytes) {
     const ParallelSpec& par = in.job.spec.parallel;
-    if (par.cp <= 1) return;
-    const double kv_bytes = in.tokens_per_gpu * 2 * double(in.job.model.layers.front().kv_dim()) / double(par.tp) * in.set.bytes.act;
     const CollectiveCost cc = collective_cost(Collective::send_recv, kv_bytes, in.groups.cp);
     const double fwd_comm = cc.seconds * double(par.cp - 1) * layers_per_stage(in.job);
     const double exposed = std::max(0.0, fwd_comm - in.stage.attention_forward_s) +
@@ -288,6 +288,32 @@ void schedule_context_parallel(Schedule& s, const ScheduleInputs& in) {
     s.ledger.add("context-parallel k/v exchange (exposed)", in.grad_accumulation * exposed, comm_resource(in.groups.cp, cc));
     add_overlap_slowdown(s, in, in.groups.cp, cc, in.grad_accumulation * (3 * fwd_comm - exposed));
     s.comm_busy_s += in.grad_accumulation * 3 * fwd_comm;
+}
+
+// Context parallel, all-gather (TransformerEngine AttnFuncWithCPAndKVAllGather, Llama 3 §3.3.2): per layer the
+// forward all-gathers k and v (one collective each), the backward gathers them again and reduce-scatters dk and
+// dv over the whole sequence; the attention waits for each, so all of it is on the critical path. A recompute that
+// repeats the attention core repeats the forward's gathers.
+void schedule_context_parallel_all_gather(Schedule& s, const ScheduleInputs& in, double kv_bytes) {
+    const ParallelSpec& par = in.job.spec.parallel;
+    const double gathered_bytes = kv_bytes / 2 * double(par.cp);   // one of k, v over the whole sequence
+    const CollectiveCost ag = collective_cost(Collective::all_gather, gathered_bytes, in.groups.cp);
+    const CollectiveCost rs = collective_cost(Collective::reduce_scatter, gathered_bytes, in.groups.cp);
+    const double gathers = in.stage.recompute.attention_s > 0 ? 3 : 2;   // forward, backward, recompute
+    const double per_mb = 2 * (gathers * ag.seconds + rs.seconds) * layers_per_stage(in.job);
+    s.ledger.add("context-parallel k/v all-gather and dk/dv reduce-scatter", in.grad_accumulation * per_mb,
+                 comm_resource(in.groups.cp, ag));
+    s.comm_busy_s += in.grad_accumulation * per_mb;
+}
+
+}  // namespace
+
+void schedule_context_parallel(Schedule& s, const ScheduleInputs& in) {
+    const ParallelSpec& par = in.job.spec.parallel;
+    if (par.cp <= 1) return;
+    const double kv_bytes = in.tokens_per_gpu * 2 * double(in.job.model.layers.front().kv_dim()) / double(par.tp) * in.set.bytes.act;
+    if (in.job.framework.context_parallel_exchange == "all_gather") schedule_context_parallel_all_gather(s, in, kv_bytes);
+    else schedule_context_parallel_ring(s, in, kv_bytes);
 }
 
 // Expert parallel: all-to-all dispatch and combine, forward and backward.

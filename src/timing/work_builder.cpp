@@ -238,11 +238,14 @@ void add_fused_attention(LayerWork& w, const WorkContext& c, double flops, bool 
     const double peak = c.rates.peak_flops[size_t(Dtype::bf16)] > 0 ? c.rates.peak_flops[size_t(Dtype::bf16)]
                                                                      : c.rates.peak_flops[size_t(c.dt)];
     const double eff = c.rates.cpu ? 0.5 : attention_efficiency(c.rates.arch, c.job.framework.attention_kernel);
+    const double eff_backward =
+        c.rates.cpu ? 0.5 : attention_efficiency(c.rates.arch, c.job.framework.attention_kernel, true);
     w.forward.attention_s += flops / (peak * eff) / c.scale[Resource::compute];
     w.forward.flops += flops;
     w.forward.kernels += 1;
     if (needs_grad) {
-        w.backward.attention_s += kAttentionBackwardFlopsFactor * flops / (peak * eff) / c.scale[Resource::compute];
+        w.backward.attention_s +=
+            kAttentionBackwardFlopsFactor * flops / (peak * eff_backward) / c.scale[Resource::compute];
         w.backward.flops += kAttentionBackwardFlopsFactor * flops;
         w.backward.kernels += 2;
     }
@@ -507,15 +510,19 @@ void add_memory_bound(Work& w, const WorkContext& c, double bytes, double kernel
 }
 
 // FlashAttention-2 reaches "50-73% of the theoretical maximum FLOPs/s on A100" (Dao 2023, FlashAttention-2,
-// abstract); on H100 it reaches "only 35% utilization" (Shah et al. 2024, FlashAttention-3, abstract).
-// FlashAttention-2 is "around 2x faster than FlashAttention" (Dao 2023, abstract); FlashAttention-3 reaches
-// "up to 75% utilization" in BF16 on H100 (Shah et al. 2024, abstract).
-double attention_efficiency(GpuArch arch, int kernel_generation) {
+// abstract) and is "around 2x faster than FlashAttention" (same abstract); one figure for forward and backward.
+// On H100 SXM5 (989 dense bf16 TFLOP/s), head dim 128, sequence 16k (Shah et al. 2024, FlashAttention-3, Fig. 5
+// forward with causal mask, Fig. 6 backward): FlashAttention-2 335 TFLOP/s forward, 322 backward;
+// FlashAttention-3 616 forward, 561 backward. The backward panels are without the causal mask (the paper has no
+// causal backward figure).
+double attention_efficiency(GpuArch arch, int kernel_generation, bool backward) {
+    constexpr double kH100DenseBf16Tflops = 989.4;   // NVIDIA H100 datasheet, SXM, dense
     const bool hopper_or_newer = arch == GpuArch::hopper || arch == GpuArch::blackwell;
-    double fa2 = 0.35;
+    double fa2 = 0.35;   // "only 35% utilization on the H100" (FlashAttention-3 abstract): other architectures
     if (arch == GpuArch::ampere || arch == GpuArch::ada) fa2 = 0.6;   // middle of the 50-73% range
+    if (hopper_or_newer) fa2 = (backward ? 322.0 : 335.0) / kH100DenseBf16Tflops;
     if (kernel_generation == 1) return fa2 / 2;
-    if (kernel_generation == 3 && hopper_or_newer) return 0.75;
+    if (kernel_generation == 3 && hopper_or_newer) return (backward ? 561.0 : 616.0) / kH100DenseBf16Tflops;
     return fa2;
 }
 

@@ -49,8 +49,8 @@ void add_gemm(Work& w, const WorkContext& c, double m, double n, double k, doubl
 // Memory-bound kernels moving `bytes` in total.
 void add_memory_bound(Work& w, const WorkContext& c, double bytes, double kernels);
 
-// Fraction of the dense peak the fused attention kernel reaches on this architecture.
-double attention_efficiency(GpuArch arch, int kernel_generation);
+// Fraction of the dense peak the fused attention kernel reaches on this architecture, forward or backward.
+double attention_efficiency(GpuArch arch, int kernel_generation, bool backward = false);
 // FlashAttention backward executes 2.5x the forward FLOPs (5 matmuls against 2, Dao 2023 §3).
 inline constexpr double kAttentionBackwardFlopsFactor = 2.5;
 

@@ -111,7 +111,8 @@ TEST(TimingScheduler, PipelineTransfersCrossEveryChunkBoundaryAndShrinkWithSeque
 }
 
 TEST(TimingScheduler, ContextParallelExchangeShowsOnlyBeyondTheLocalAttention) {
-    const Fixture f = fixture({{"parallel.cp", "2"}, {"train.seq_len", "64"}, {"train.global_batch", "1"}}, 2);
+    Fixture f = fixture({{"parallel.cp", "2"}, {"train.seq_len", "64"}, {"train.global_batch", "1"}}, 2);
+    f.job.framework.context_parallel_exchange = "ring";   // Megatron's p2p ring
     StageWork stage = stage_of(1, 1, 0, 2);
     Schedule hidden;
     stage.attention_forward_s = 1, stage.attention_backward_s = 1;   // seconds: far longer than the exchange
@@ -123,6 +124,23 @@ TEST(TimingScheduler, ContextParallelExchangeShowsOnlyBeyondTheLocalAttention) {
     schedule_context_parallel(exposed, ScheduleInputs{f.job, f.mem, f.set, f.rates, f.scale, f.groups, stage, 32, 1});
     // Nothing to hide under: forward exchange once, backward twice = all the link's busy time.
     EXPECT_NEAR(phase(exposed.ledger, "context-parallel k/v exchange (exposed)"), exposed.comm_busy_s, 1e-18);
+}
+
+TEST(TimingScheduler, AllGatherContextParallelIsExposedEvenUnderLongAttention) {
+    const Fixture f = fixture({{"parallel.cp", "2"}, {"train.seq_len", "64"}, {"train.global_batch", "1"}}, 2);
+    ASSERT_EQ(f.job.framework.context_parallel_exchange, "all_gather");   // generic.yaml
+    StageWork stage = stage_of(1, 1, 0, 2);
+    stage.attention_forward_s = 1, stage.attention_backward_s = 1;   // seconds: nothing hides an all-gather
+    Schedule s;
+    schedule_context_parallel(s, ScheduleInputs{f.job, f.mem, f.set, f.rates, f.scale, f.groups, stage, 32, 1});
+    // 32 local tokens x kv 2 heads x 16 x 2 B = 2 kB of k (and of v); gathered over cp 2: 4 kB each. Per block the
+    // forward gathers k and v, the backward gathers both again and reduce-scatters dk and dv; 2 blocks.
+    const double gathered_bytes = 32 * 32 * 2 * 2.0;
+    const double ag = collective_cost(Collective::all_gather, gathered_bytes, f.groups.cp).seconds;
+    const double rs = collective_cost(Collective::reduce_scatter, gathered_bytes, f.groups.cp).seconds;
+    const double expected = 2 * (2 * ag + rs) * 2;
+    EXPECT_NEAR(phase(s.ledger, "context-parallel k/v all-gather and dk/dv reduce-scatter"), expected, 1e-15);
+    EXPECT_NEAR(s.comm_busy_s, expected, 1e-15);
 }
 
 TEST(TimingScheduler, DdpGradientSyncExposesTheLastBucketAndHidesTheRestUnderTheBackward) {
