@@ -4,6 +4,7 @@
 #include "memory/stage_params.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace ftb {
@@ -233,13 +234,36 @@ void add_eager_attention(LayerWork& w, const LayerSpec& l, const WorkContext& c,
     if (needs_grad) add_memory_bound(w.backward, c, 2 * score_bytes, 4);
 }
 
-// A fused attention kernel at its generation's efficiency of the bf16 peak.
-void add_fused_attention(LayerWork& w, const WorkContext& c, double flops, bool needs_grad) {
+// Short sequences run a fused attention kernel below its long-sequence rate: at a fixed 16k tokens per call, each
+// (sequence, head, query block) loads its queries and writes its output and softmax statistics once, over fewer
+// key blocks, and the causal diagonal's partly masked blocks are a larger share. Shah et al. 2024
+// (FlashAttention-3), H100 SXM5, head dim 128, at 512 ... 16k keys: Fig. 5 forward with causal mask, Fig. 6
+// backward; as shares of the 16k figure. Other architectures are assumed to follow the H100's shape.
+double short_sequence_share(int kernel_generation, bool backward, double keys) {
+    static constexpr std::array<double, 6> kKeys = {512, 1024, 2048, 4096, 8192, 16384};
+    static constexpr std::array<double, 6> kFa2Forward = {191, 260, 298, 319, 333, 335};
+    static constexpr std::array<double, 6> kFa2Backward = {214, 260, 291, 310, 318, 322};
+    static constexpr std::array<double, 6> kFa3Forward = {292, 423, 521, 579, 602, 616};
+    static constexpr std::array<double, 6> kFa3Backward = {316, 424, 501, 542, 559, 561};
+    const bool fa3 = kernel_generation == 3;
+    const auto& t = fa3 ? (backward ? kFa3Backward : kFa3Forward) : (backward ? kFa2Backward : kFa2Forward);
+    if (!(keys > 0) || keys >= kKeys.back()) return 1.0;
+    if (keys <= kKeys.front()) return t.front() / t.back();
+    size_t i = 1;
+    while (kKeys[i] < keys) ++i;
+    const double f = std::log2(keys / kKeys[i - 1]);   // the table doubles per step: interpolate in log2(keys)
+    return (t[i - 1] + f * (t[i] - t[i - 1])) / t.back();
+}
+
+// A fused attention kernel at its generation's efficiency of the bf16 peak over `keys` keys per query.
+void add_fused_attention(LayerWork& w, const WorkContext& c, double flops, double keys, bool needs_grad) {
     const double peak = c.rates.peak_flops[size_t(Dtype::bf16)] > 0 ? c.rates.peak_flops[size_t(Dtype::bf16)]
                                                                      : c.rates.peak_flops[size_t(c.dt)];
-    const double eff = c.rates.cpu ? 0.5 : attention_efficiency(c.rates.arch, c.job.framework.attention_kernel);
+    const int kernel = c.job.framework.attention_kernel;
+    const double eff = c.rates.cpu ? 0.5
+                                   : attention_efficiency(c.rates.arch, kernel) * short_sequence_share(kernel, false, keys);
     const double eff_backward =
-        c.rates.cpu ? 0.5 : attention_efficiency(c.rates.arch, c.job.framework.attention_kernel, true);
+        c.rates.cpu ? 0.5 : attention_efficiency(c.rates.arch, kernel, true) * short_sequence_share(kernel, true, keys);
     w.forward.attention_s += flops / (peak * eff) / c.scale[Resource::compute];
     w.forward.flops += flops;
     w.forward.kernels += 1;
@@ -262,7 +286,7 @@ double add_attention_core(LayerWork& w, const LayerSpec& l, const WorkContext& c
         const double flops = 4.0 * tokens * keys * double(l.q_dim()) / c.tp * (s == 1 ? 1.0 : causal);
         forward_flops += flops;
         if (c.job.spec.train.attention == Attention::eager) add_eager_attention(w, l, c, tokens, keys, needs_grad);
-        else add_fused_attention(w, c, flops, needs_grad);
+        else add_fused_attention(w, c, flops, keys, needs_grad);
     }
     return forward_flops;
 }
