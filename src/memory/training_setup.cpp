@@ -81,10 +81,10 @@ bool params_sharded_at_rest(const Job& job) {
     return zero >= 3 || (zero == 2 && job.framework.zero2_shards_params);
 }
 
-TrainingSetup derive_setup(const Job& job) {
-    const TrainSpec& t = job.spec.train;
-    const FrameworkProfile& fw = job.framework;
-    TrainingSetup s;
+namespace {
+
+// Bytes per element of activations, matmul inputs and the low-precision weight copies, from the precision.
+void set_precision_bytes(const TrainSpec& t, TrainingSetup& s) {
     const double compute = precision_bytes(t.precision);
     const bool fp8 = t.precision == Precision::fp8;
     // fp8 training (Transformer Engine) computes GEMMs in fp8 but keeps activations and weights in bf16;
@@ -94,44 +94,46 @@ TrainingSetup derive_setup(const Job& job) {
     // fp8_weights: the low-precision weight copies themselves are fp8 (Megatron --fp8-param-gather / Transformer
     // Engine fp8_model_init; torchtitan float8 enable_fsdp_float8_all_gather for the gathered FSDP copies).
     s.bytes.weight_compute = fp8 ? (t.fp8_weights ? 1 : 2) : compute;
-    const bool mixed = t.weights == WeightsMode::mixed && compute < 4;
-    // FSDP/ZeRO-3 mixed precision gathers the fp32 shards as low-precision parameters (MixedPrecision
-    // param_dtype): the model then runs on bf16 weights, so autocast has nothing to cast and the residual
-    // stream stays in the compute dtype (PyTorch FSDP docs, MixedPrecision).
-    const bool sharded_params = params_sharded_at_rest(job);
-    s.bytes.autocast = mixed && fw.mixed_style == MixedStyle::amp && !sharded_params;
+}
+
+void set_adapters(const Job& job, TrainingSetup& s) {
+    const TrainSpec& t = job.spec.train;
     s.full = t.method == Method::full || t.method == Method::freeze;
     s.adapters = t.method == Method::lora || t.method == Method::qlora;
-    set_stream_dtypes(job, s);
     if (t.method == Method::freeze)
         s.first_trainable_layer = static_cast<int64_t>(job.model.num_layers()) - t.freeze_trainable_layers;
-    if (s.adapters) {
-        if (t.lora.all_linear) s.lora_mask = kAllLinears;
-        for (const auto& name : t.lora.targets) {
-            s.lora_mask |= lora_target_bits(name);
-            if (name == "lm_head") s.lora_on_head = true;
-        }
+    if (!s.adapters) return;
+    if (t.lora.all_linear) s.lora_mask = kAllLinears;
+    for (const auto& name : t.lora.targets) {
+        s.lora_mask |= lora_target_bits(name);
+        if (name == "lm_head") s.lora_on_head = true;
     }
-    if (t.method == Method::qlora) {
-        // bitsandbytes NF4: 4 bits per weight + one fp32 absmax per 64-weight block; double quantisation stores
-        // the absmax as 8-bit with one fp32 constant per 256 blocks (Dettmers et al. 2023, QLoRA §3).
-        // LLM.int8: 1 byte per weight + one fp32 scale per output row (counted per weight as ~0).
-        if (t.qlora.bits == 4) s.quant_bytes_per_param = t.qlora.double_quant ? 0.5 + 1.0 / 64 + 4.0 / (64 * 256) : 0.5 + 4.0 / 64;
-        else s.quant_bytes_per_param = 1.0;
-        // torchao's NF4Tensor (torchtune's FrozenNF4Linear / LoRALinear quantize_base) always quantises the scalers:
-        // to_nf4(block_size=64, scaler_block_size=256) keeps quantized_data (uint8, two weights a byte), one int8
-        // quantized_scaler per 64-weight block and one quantization_factor in the weight's dtype per 256 blocks
-        // (pytorch/ao torchao/dtypes/nf4tensor.py, NF4Tensor.from_tensor and double_quantize_scalers).
-        if (t.qlora.bits == 4 && t.qlora.kernel == QloraKernel::torchao)
-            s.quant_bytes_per_param = 0.5 + 1.0 / 64 + s.bytes.weight_compute / (64 * 256);
-        // auto-gptq QuantLinear buffers (auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py __init__, v0.4.2): qweight
-        // packs eight 4-bit weights per int32 (0.5 B), and per group of kGptqGroupSize input rows one fp16 scale
-        // (2 B) and one 4-bit zero packed in int32 (0.5 B) per output column; g_idx (int32 per input row) and the
-        // bias are per row or column (~0 per weight).
-        if (t.qlora.bits == 4 && t.qlora.kernel == QloraKernel::auto_gptq)
-            s.quant_bytes_per_param = 0.5 + (2 + 0.5) / kGptqGroupSize;
-    }
+}
 
+// Bytes per quantised base weight under QLoRA, by kernel.
+double quantised_bytes_per_param(const TrainSpec& t, const TrainingSetup& s) {
+    if (t.method != Method::qlora) return 0;
+    // LLM.int8: 1 byte per weight + one fp32 scale per output row (counted per weight as ~0).
+    if (t.qlora.bits != 4) return 1.0;
+    // torchao's NF4Tensor (torchtune's FrozenNF4Linear / LoRALinear quantize_base) always quantises the scalers:
+    // to_nf4(block_size=64, scaler_block_size=256) keeps quantized_data (uint8, two weights a byte), one int8
+    // quantized_scaler per 64-weight block and one quantization_factor in the weight's dtype per 256 blocks
+    // (pytorch/ao torchao/dtypes/nf4tensor.py, NF4Tensor.from_tensor and double_quantize_scalers).
+    if (t.qlora.kernel == QloraKernel::torchao) return 0.5 + 1.0 / 64 + s.bytes.weight_compute / (64 * 256);
+    // auto-gptq QuantLinear buffers (auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py __init__, v0.4.2): qweight
+    // packs eight 4-bit weights per int32 (0.5 B), and per group of kGptqGroupSize input rows one fp16 scale
+    // (2 B) and one 4-bit zero packed in int32 (0.5 B) per output column; g_idx (int32 per input row) and the
+    // bias are per row or column (~0 per weight).
+    if (t.qlora.kernel == QloraKernel::auto_gptq) return 0.5 + (2 + 0.5) / kGptqGroupSize;
+    // bitsandbytes NF4: 4 bits per weight + one fp32 absmax per 64-weight block; double quantisation stores
+    // the absmax as 8-bit with one fp32 constant per 256 blocks (Dettmers et al. 2023, QLoRA §3).
+    return t.qlora.double_quant ? 0.5 + 1.0 / 64 + 4.0 / (64 * 256) : 0.5 + 4.0 / 64;
+}
+
+void set_storage_bytes(const Job& job, bool mixed, TrainingSetup& s) {
+    const FrameworkProfile& fw = job.framework;
+    const double compute = precision_bytes(job.spec.train.precision);
+    const bool sharded_params = params_sharded_at_rest(job);
     // Storage: trainable parameters keep fp32 under torch.amp, the compute dtype otherwise (the master style
     // keeps an fp32 copy inside the optimizer instead). Frozen parameters are loaded in the compute dtype.
     s.frozen_storage_bytes = s.bytes.weight_compute;
@@ -150,7 +152,10 @@ TrainingSetup derive_setup(const Job& job) {
     }
     // FSDP MixedPrecision reduce_dtype: the gradients travel in it, then are cast back to the sharded parameter's
     // dtype (torch/distributed/fsdp/_runtime_utils.py _cast_grad_to_param_dtype).
-    s.reduce_bytes = t.reduce_dtype_bytes > 0 ? t.reduce_dtype_bytes : s.grad_bytes;
+    s.reduce_bytes = job.spec.train.reduce_dtype_bytes > 0 ? job.spec.train.reduce_dtype_bytes : s.grad_bytes;
+}
+
+void set_optimizer_bytes(const TrainSpec& t, bool mixed, TrainingSetup& s) {
     // Optimizer states: torch.optim creates them like the parameter (zeros_like), so a bf16 parameter gets
     // bf16 states; under mixed precision they are fp32.
     s.state_bytes = mixed ? 4 : s.trainable_storage_bytes;
@@ -171,6 +176,25 @@ TrainingSetup derive_setup(const Job& job) {
         case Optimizer::adafactor: s.optimizer_bytes_per_param = 0; break;
     }
     s.optimizer_bytes_per_param += s.master_bytes_per_param;
+}
+
+}  // namespace
+
+TrainingSetup derive_setup(const Job& job) {
+    const TrainSpec& t = job.spec.train;
+    const FrameworkProfile& fw = job.framework;
+    TrainingSetup s;
+    set_precision_bytes(t, s);
+    const bool mixed = t.weights == WeightsMode::mixed && precision_bytes(t.precision) < 4;
+    // FSDP/ZeRO-3 mixed precision gathers the fp32 shards as low-precision parameters (MixedPrecision
+    // param_dtype): the model then runs on bf16 weights, so autocast has nothing to cast and the residual
+    // stream stays in the compute dtype (PyTorch FSDP docs, MixedPrecision).
+    s.bytes.autocast = mixed && fw.mixed_style == MixedStyle::amp && !params_sharded_at_rest(job);
+    set_adapters(job, s);
+    set_stream_dtypes(job, s);
+    s.quant_bytes_per_param = quantised_bytes_per_param(t, s);
+    set_storage_bytes(job, mixed, s);
+    set_optimizer_bytes(t, mixed, s);
 
     const ParallelSpec& p = job.spec.parallel;
     s.grad_accumulation = job.spec.grad_accumulation();
