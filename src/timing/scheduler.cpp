@@ -104,6 +104,24 @@ void schedule_fully_sharded(Schedule& s, const ScheduleInputs& in) {
     s.comm_busy_s += ga * double(fwd.size()) * (2 * gather.seconds + rs.seconds);
 }
 
+// ZeRO-2 keeps only its shard of the gradients between micro-batches (as the memory walk counts them), so every
+// micro-batch's backward reduce-scatters its gradients, not only the last one's: DeepSpeed stage 2 reduces at each
+// micro-step (reduce_ready_partitions_and_remove_grads: `if self.partition_gradients or
+// self.is_gradient_accumulation_boundary`, deepspeed/runtime/zero/stage_1_and_2.py), as FSDP's SHARD_GRAD_OP does
+// outside no_sync(). Each earlier micro-batch's reduction runs under its own backward and the next forward.
+void schedule_partitioned_gradient_reductions(Schedule& s, const ScheduleInputs& in, const CollectiveCost& cc) {
+    const double earlier = in.grad_accumulation - 1;
+    if (earlier <= 0) return;
+    const CommGroup& dp = in.groups.dp;
+    const double window = in.stage.backward.gpu_seconds() + in.stage.recompute.gpu_seconds() + in.stage.forward.gpu_seconds();
+    const double exposed = std::max(0.0, cc.seconds - window);
+    s.ledger.add("data-parallel gradient reduce-scatters of the earlier micro-batches (ZeRO-2, exposed)",
+                 earlier * exposed, comm_resource(dp, cc));
+    add_overlap_slowdown(s, in, dp, cc, earlier * (cc.seconds - exposed));
+    if (exposed > 0) s.windows.rebound_s[size_t(comm_resource(dp, cc))] += earlier * window;
+    s.comm_busy_s += earlier * cc.seconds;
+}
+
 // DDP / ZeRO-1/2: one gradient all-reduce (or reduce-scatter) per step, in buckets that overlap the last
 // micro-batch's backward; the last bucket is always exposed.
 void schedule_gradient_sync(Schedule& s, const ScheduleInputs& in) {
@@ -122,6 +140,7 @@ void schedule_gradient_sync(Schedule& s, const ScheduleInputs& in) {
     s.ledger.add("data-parallel gradient sync (exposed)", exposed, comm_resource(dp, cc));
     add_overlap_slowdown(s, in, dp, cc, cc.seconds - exposed);
     s.comm_busy_s += cc.seconds;
+    if (zero == 2) schedule_partitioned_gradient_reductions(s, in, cc);
     // DeepSpeed gathers the updated parameter partitions after every step, offloaded or not
     // (ZeroOptimizer.step -> all_gather_dp_groups, deepspeed/runtime/zero/stage_1_and_2.py).
     if (zero >= 1) {
