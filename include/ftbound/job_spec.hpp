@@ -23,6 +23,9 @@ enum class Recompute { none, selective, full, op };
 enum class Attention { flash, sdpa, eager };
 enum class LossImpl { standard, fp32_upcast, chunked, fused };
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
+// How context-parallel ranks exchange k and v: passed around a ring under the attention (Megatron --cp-comm-type
+// p2p), or all-gathered before it and reduce-scattered after, on the critical path (all_gather).
+enum class ContextParallelExchange { ring, all_gather };
 // checkpoints: (activations only) the recompute checkpoints, i.e. block inputs, go to host memory.
 enum class OffloadTarget { none, cpu, nvme, checkpoints };
 
@@ -82,6 +85,7 @@ struct ParallelSpec {
     PipelineSchedule pp_schedule = PipelineSchedule::one_f_one_b;
     int64_t virtual_stages = 1;
     bool pp_edges_as_layers = false;   // the embedding and the head + loss each take one block's place in the split
+    ContextParallelExchange cp_exchange = ContextParallelExchange::ring;   // default: the framework profile's
 };
 
 struct OffloadSpec {
@@ -132,6 +136,7 @@ const char* to_string(Recompute);
 const char* to_string(Attention);
 const char* to_string(LossImpl);
 const char* to_string(PipelineSchedule);
+const char* to_string(ContextParallelExchange);
 const char* to_string(OffloadTarget);
 
 }  // namespace ftb

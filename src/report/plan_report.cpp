@@ -309,8 +309,10 @@ std::string text_job(const Job& job, const Plan& plan) {
                        to_string(js.train.method), to_string(js.train.precision),
                        js.train.weights == WeightsMode::mixed ? "mixed" : "pure", to_string(js.train.optimizer),
                        js.train.micro_batch, js.train.seq_len, js.train.global_batch, js.grad_accumulation());
-    out += fmt::format("  layout  tp {} pp {} cp {} dp {} ep {}, ZeRO {}, recompute {}, attention {}, loss {}, framework {}\n",
-                       js.parallel.tp, js.parallel.pp, js.parallel.cp, js.parallel.dp, js.parallel.ep, js.parallel.zero,
+    out += fmt::format("  layout  tp {} pp {} cp {}{} dp {} ep {}, ZeRO {}, recompute {}, attention {}, loss {}, framework {}\n",
+                       js.parallel.tp, js.parallel.pp, js.parallel.cp,
+                       js.parallel.cp > 1 ? std::string(" (") + to_string(js.parallel.cp_exchange) + ")" : std::string(),
+                       js.parallel.dp, js.parallel.ep, js.parallel.zero,
                        to_string(js.train.recompute), to_string(js.train.attention), to_string(js.train.loss),
                        js.train.framework);
     const int64_t stage_blocks = (int64_t(job.model.num_layers()) + js.parallel.pp - 1) / js.parallel.pp;

@@ -54,6 +54,8 @@ const std::vector<std::pair<std::string, LossImpl>> kLoss = {{"standard", LossIm
 const std::vector<std::pair<std::string, PipelineSchedule>> kSchedules = {
     {"gpipe", PipelineSchedule::gpipe}, {"1f1b", PipelineSchedule::one_f_one_b},
     {"interleaved", PipelineSchedule::interleaved}};
+const std::vector<std::pair<std::string, ContextParallelExchange>> kCpExchanges = {
+    {"ring", ContextParallelExchange::ring}, {"all_gather", ContextParallelExchange::all_gather}};
 const std::vector<std::pair<std::string, OffloadTarget>> kOffload = {
     {"none", OffloadTarget::none}, {"cpu", OffloadTarget::cpu}, {"nvme", OffloadTarget::nvme}};
 const std::vector<std::pair<std::string, OffloadTarget>> kActivationOffload = {
@@ -171,6 +173,7 @@ void read_parallel(const Fields& p, JobSpec& j, int64_t devices, bool& dp_auto) 
     par.pp_schedule = choose(p, "pp_schedule", kSchedules, "1f1b");
     par.virtual_stages = p.get_int("virtual_stages", 1, 1024).value_or(1);
     par.pp_edges_as_layers = p.get_bool("pp_edges_as_layers").value_or(false);
+    par.cp_exchange = choose(p, "cp_exchange", kCpExchanges, to_string(par.cp_exchange));
 }
 
 void read_offload(const Fields& o, JobSpec& j) {
@@ -334,6 +337,8 @@ Job job_from_document(const Json& doc, const std::string& file) {
         Fields t = root.child("train");
         fw = t.get_string("framework").value_or("generic");
         job.framework = load_framework(fw, file, "train.framework");
+        job.spec.parallel.cp_exchange = job.framework.context_parallel_exchange == "all_gather"
+                                            ? ContextParallelExchange::all_gather : ContextParallelExchange::ring;
     } else {
         root.fail("train", "missing (at least train.seq_len)");
     }
@@ -532,6 +537,7 @@ const char* to_string(LossImpl v) {
 const char* to_string(PipelineSchedule v) {
     return v == PipelineSchedule::gpipe ? "gpipe" : v == PipelineSchedule::one_f_one_b ? "1f1b" : "interleaved";
 }
+const char* to_string(ContextParallelExchange v) { return v == ContextParallelExchange::ring ? "ring" : "all_gather"; }
 const char* to_string(OffloadTarget v) {
     switch (v) {
         case OffloadTarget::none: return "none";

@@ -331,7 +331,7 @@ void schedule_context_parallel(Schedule& s, const ScheduleInputs& in) {
     const ParallelSpec& par = in.job.spec.parallel;
     if (par.cp <= 1) return;
     const double kv_bytes = in.tokens_per_gpu * 2 * double(in.job.model.layers.front().kv_dim()) / double(par.tp) * in.set.bytes.act;
-    if (in.job.framework.context_parallel_exchange == "all_gather") schedule_context_parallel_all_gather(s, in, kv_bytes);
+    if (in.job.spec.parallel.cp_exchange == ContextParallelExchange::all_gather) schedule_context_parallel_all_gather(s, in, kv_bytes);
     else schedule_context_parallel_ring(s, in, kv_bytes);
 }
 

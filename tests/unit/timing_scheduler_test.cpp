@@ -111,8 +111,8 @@ TEST(TimingScheduler, PipelineTransfersCrossEveryChunkBoundaryAndShrinkWithSeque
 }
 
 TEST(TimingScheduler, ContextParallelExchangeShowsOnlyBeyondTheLocalAttention) {
-    Fixture f = fixture({{"parallel.cp", "2"}, {"train.seq_len", "64"}, {"train.global_batch", "1"}}, 2);
-    f.job.framework.context_parallel_exchange = "ring";   // Megatron's p2p ring
+    const Fixture f = fixture({{"parallel.cp", "2"}, {"parallel.cp_exchange", "ring"}, {"train.seq_len", "64"},
+                               {"train.global_batch", "1"}}, 2);   // Megatron's p2p ring
     StageWork stage = stage_of(1, 1, 0, 2);
     Schedule hidden;
     stage.attention_forward_s = 1, stage.attention_backward_s = 1;   // seconds: far longer than the exchange
@@ -128,7 +128,7 @@ TEST(TimingScheduler, ContextParallelExchangeShowsOnlyBeyondTheLocalAttention) {
 
 TEST(TimingScheduler, AllGatherContextParallelIsExposedEvenUnderLongAttention) {
     const Fixture f = fixture({{"parallel.cp", "2"}, {"train.seq_len", "64"}, {"train.global_batch", "1"}}, 2);
-    ASSERT_EQ(f.job.framework.context_parallel_exchange, "all_gather");   // generic.yaml
+    ASSERT_EQ(f.job.spec.parallel.cp_exchange, ContextParallelExchange::all_gather);   // generic.yaml's default
     StageWork stage = stage_of(1, 1, 0, 2);
     stage.attention_forward_s = 1, stage.attention_backward_s = 1;   // seconds: nothing hides an all-gather
     Schedule s;
