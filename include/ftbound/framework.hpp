@@ -35,6 +35,10 @@ struct FrameworkProfile {
     // Eager RMSNorm upcasts to fp32 before normalising (HF LlamaRMSNorm: x.to(torch.float32)); false: it works in
     // the input dtype (LitGPT lit_gpt/rmsnorm.py at 8641822), saving the input and the per-row rsqrt in that dtype.
     bool rmsnorm_upcast = true;
+    // A gated FFN's activation runs as one fused autograd function that saves only its input (gate and up) and
+    // recomputes silu in backward (Megatron-Core megatron/core/fusions/fused_bias_swiglu.py SwiGLUFunction.forward:
+    // ctx.save_for_backward(input_for_backward)); false: eager silu(gate) * up also keeps silu's output.
+    bool fused_swiglu = false;
     // q, k, v are views of one fused qkv output (LitGPT lit_gpt/model.py CausalSelfAttention.forward: view, permute,
     // split, reshape). With one query head per kv group the value handed to attention is still a view, so the
     // attention's saved value keeps the whole qkv output; with grouped queries k and v are expanded to every

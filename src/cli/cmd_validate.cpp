@@ -232,6 +232,44 @@ int update_pins(const Options& o, const std::vector<Pin>& pins, const std::vecto
     return 0;
 }
 
+nlohmann::ordered_json pins_json(const std::vector<PinCheck>& checks) {
+    auto p = nlohmann::ordered_json::array();
+    for (const auto& c : checks)
+        p.push_back({{"source", c.pin.source}, {"quantity", c.pin.quantity}, {"qualities", c.pin.qualities},
+                     {"max_mape_percent", c.pin.max_mape_percent},
+                     {"mape_percent", c.found ? nlohmann::ordered_json(100 * c.got.mape) : nlohmann::ordered_json()},
+                     {"min_in_band", c.pin.min_in_band >= 0 ? nlohmann::ordered_json(c.pin.min_in_band) : nlohmann::ordered_json()},
+                     {"in_band", c.found && c.got.banded > 0 ? nlohmann::ordered_json(c.got.in_band) : nlohmann::ordered_json()},
+                     {"ok", c.ok}, {"message", c.message}});
+    return p;
+}
+
+struct ValidationOutput {
+    std::vector<CaseResult> results;
+    std::vector<QuantitySummary> summary, by_source;
+    std::vector<PinCheck> checks;
+};
+
+void print_validation(const Options& o, const ValidationOutput& v) {
+    if (o.csv_out) {
+        std::cout << cases_csv(v.results);
+    } else if (o.json) {
+        nlohmann::ordered_json j;
+        j["cases"] = cases_json(v.results);
+        j["summary"] = summary_json(v.summary);
+        if (o.by_source) j["by_source"] = summary_json(v.by_source);
+        if (!v.checks.empty()) j["pins"] = pins_json(v.checks);
+        std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    } else {
+        std::string out = cases_text(v.results);
+        out += "\nsummary (mean absolute percentage error; memory figures: measured inside the plan's band, and the "
+               "band's median half-width)\n" + summary_text(v.summary, false);
+        if (o.by_source) out += "\nby source (case-id prefix)\n" + summary_text(v.by_source, true);
+        if (!v.checks.empty()) out += "\npins (" + o.pins + ")\n" + pins_text(v.checks);
+        std::cout << out;
+    }
+}
+
 int run(Options o) {
     if (o.fit_band) return fit_band(o);
     if (o.csvs.size() != 1)
@@ -245,54 +283,26 @@ int run(Options o) {
     const fs::path csv_path(o.csv);
     const std::string dir = csv_path.has_parent_path() ? csv_path.parent_path().string() : std::string(".");
     if (o.fit_factor) return fit_factor(cases, dir);
-    std::vector<CaseResult> results;
+    ValidationOutput v;
     for (const auto& c : cases)
-        if (o.only.empty() || c.quantity == o.only) results.push_back(run_case(c, dir));
-    const auto summary = summarise(results);
-    const auto by_source = (o.by_source || !o.pins.empty()) ? summarise_by_source(results) : std::vector<QuantitySummary>{};
-    std::vector<QuantitySummary> all = summary;
-    all.insert(all.end(), by_source.begin(), by_source.end());
+        if (o.only.empty() || c.quantity == o.only) v.results.push_back(run_case(c, dir));
+    v.summary = summarise(v.results);
+    if (o.by_source || !o.pins.empty()) v.by_source = summarise_by_source(v.results);
+    std::vector<QuantitySummary> all = v.summary;
+    all.insert(all.end(), v.by_source.begin(), v.by_source.end());
     if (o.update_pins) return update_pins(o, pins, all);
-    std::vector<PinCheck> checks;
     if (!pins.empty()) {
-        checks = check_pins(pins, relative_to_pins(o.csv, o.pins), all);
-        if (checks.empty()) throw InputError(o.pins, "cases", "no pin names " + relative_to_pins(o.csv, o.pins));
+        v.checks = check_pins(pins, relative_to_pins(o.csv, o.pins), all);
+        if (v.checks.empty()) throw InputError(o.pins, "cases", "no pin names " + relative_to_pins(o.csv, o.pins));
     }
+    print_validation(o, v);
     bool all_ok = true;
-    for (const auto& c : checks) all_ok = all_ok && c.ok;
-    if (o.csv_out) {
-        std::cout << cases_csv(results);
-    } else if (o.json) {
-        nlohmann::ordered_json j;
-        j["cases"] = cases_json(results);
-        j["summary"] = summary_json(summary);
-        if (o.by_source) j["by_source"] = summary_json(by_source);
-        if (!pins.empty()) {
-            auto p = nlohmann::ordered_json::array();
-            for (const auto& c : checks)
-                p.push_back({{"source", c.pin.source}, {"quantity", c.pin.quantity}, {"qualities", c.pin.qualities},
-                             {"max_mape_percent", c.pin.max_mape_percent},
-                             {"mape_percent", c.found ? nlohmann::ordered_json(100 * c.got.mape) : nlohmann::ordered_json()},
-                             {"min_in_band", c.pin.min_in_band >= 0 ? nlohmann::ordered_json(c.pin.min_in_band) : nlohmann::ordered_json()},
-                             {"in_band", c.found && c.got.banded > 0 ? nlohmann::ordered_json(c.got.in_band) : nlohmann::ordered_json()},
-                             {"ok", c.ok}, {"message", c.message}});
-            j["pins"] = p;
+    for (const auto& c : v.checks)
+        if (!c.ok) {
+            std::cerr << "pin: " << c.message << "\n";
+            all_ok = false;
         }
-        std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    } else {
-        std::string out = cases_text(results);
-        out += "\nsummary (mean absolute percentage error; memory figures: measured inside the plan's band, and the "
-               "band's median half-width)\n" + summary_text(summary, false);
-        if (o.by_source) out += "\nby source (case-id prefix)\n" + summary_text(by_source, true);
-        if (!pins.empty()) out += "\npins (" + o.pins + ")\n" + pins_text(checks);
-        std::cout << out;
-    }
-    if (!all_ok) {
-        for (const auto& c : checks)
-            if (!c.ok) std::cerr << "pin: " << c.message << "\n";
-        return kPinExceededExit;
-    }
-    return 0;
+    return all_ok ? 0 : kPinExceededExit;
 }
 
 const Register reg{Command{

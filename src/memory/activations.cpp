@@ -49,42 +49,18 @@ double core_attention_saved(const LayerSpec& l, const Job& job, const TrainingSe
     return act * (q + kv_width + (q + 2 * kv_width) + q) + lse;
 }
 
-}  // namespace
-
-LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const Job& job, const TrainingSetup& s,
-                                 bool trainable_weights, bool needs_grad, int64_t seq_len) {
-    LayerActivation out;
-    if (!needs_grad) return out;
+// Inputs kept by trainable projections and LoRA adapters, per token: {replicated part, tensor-parallel part}.
+// Autocast casts an fp32 input per linear call, each cast a new tensor: then every linear keeps its own copy; a
+// low-precision input passes through uncast and the linears share it. Only the norms' output can be fp32 (o and
+// down read bf16 attention / FFN outputs). Adapters stored in fp32 under autocast always cast their own copy: PEFT
+// Linear.forward first converts the input to the adapter's dtype (`x.to(lora_A.weight.dtype)`), and lora_A's
+// autocast casts that back.
+std::pair<double, double> projection_inputs(const LayerSpec& l, const Job& job, const TrainingSetup& s, bool trainable_weights) {
     const double h = double(l.hidden), q = double(l.q_dim()), i = double(l.ffn_intermediate);
     const double act = s.bytes.act, mm = s.bytes.matmul_in;
-    const Attention attn = job.spec.train.attention;
-    const bool fused_qkv = s.fused_qkv;
-    // HF's sdpa and eager paths repeat k/v to all query heads (repeat_kv) before attention; flash keeps GQA.
-    const double kv = (attn == Attention::flash || job.framework.fused_qkv) ? double(l.kv_dim()) : q;
     const uint32_t lora = s.adapters ? s.lora_mask : 0;
     const double lora_dropout = job.spec.train.lora.dropout;
     const double r = double(job.spec.train.lora.rank);
-    LayerActivationBytes& b = out.per_token;
-    double tp = 0;  // tensor-parallel-sharded part
-
-    // Norms
-    const int norms = l.norms;
-    b.norms = norms * norm_saved_per_token(m, job, s, trainable_weights);
-    // Parallel attention and MLP with two norms of the same input (GPT-NeoX use_parallel_residual): a norm that
-    // saves its input as-is keeps that one tensor for both (autograd saves the tensor, not a copy).
-    // (Under autocast a low-precision residual is cast to fp32 per norm call: two copies, nothing shared.)
-    const bool norm_saves_input_as_is =
-        (job.spec.train.compile || m.norm == NormKind::layernorm || job.framework.fused_norm ||
-         !job.framework.rmsnorm_upcast) &&
-        !(s.bytes.autocast && s.bytes.residual < 4);
-    if (l.parallel_attn_mlp && norms == 2 && norm_saves_input_as_is) b.norms -= s.bytes.residual * h;
-    out.layer_input_per_token = s.bytes.residual * h;
-
-    // Inputs kept by trainable projections and LoRA adapters. Autocast casts an fp32 input per linear call, each
-    // cast a new tensor: then every linear keeps its own copy; a low-precision input passes through uncast and the
-    // linears share it. Only the norms' output can be fp32 (o and down read bf16 attention / FFN outputs).
-    // Adapters stored in fp32 under autocast always cast their own copy: PEFT Linear.forward first converts the
-    // input to the adapter's dtype (`x.to(lora_A.weight.dtype)`), and lora_A's autocast casts that back.
     auto group_inputs = [&](double width, int linears_trainable, int adapters, double input_bytes) {
         const bool cast_per_call = s.bytes.autocast && input_bytes >= 4;
         double bytes = 0;
@@ -101,30 +77,38 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
     // measured with saved_tensors_hooks, validation/measured/saved-tensors). A quantised one may (profile).
     const bool quantised_keeps = job.spec.train.method == Method::qlora && job.framework.quantized_linear_saves_input;
     const bool keeps_inputs = trainable_weights || quantised_keeps;
+    const bool fused_qkv = s.fused_qkv;
     const int qkv_linears = fused_qkv ? 1 : 3;
     const int qkv_adapters = fused_qkv ? ((lora & (kQ | kK | kV)) ? 1 : 0)
                                        : !!(lora & kQ) + !!(lora & kK) + !!(lora & kV);
     const int attn_mult = l.cross_attention ? 2 : 1;
-    double proj_rep = group_inputs(h, keeps_inputs ? qkv_linears : 0, qkv_adapters, s.bytes.norm_out) * attn_mult;
+    double rep = group_inputs(h, keeps_inputs ? qkv_linears : 0, qkv_adapters, s.bytes.norm_out) * attn_mult;
     const bool qkv_partly_adapted = (lora & (kQ | kK | kV)) != 0 && (lora & (kQ | kK | kV)) != (kQ | kK | kV);
     if (fused_qkv && job.framework.lora_qkv_zero_pad && qkv_partly_adapted) {
         // LitGPT LoRAQKVLinear.zero_pad: index_copy keeps its source, the LoRA output of the adapted width.
         const double kvw = double(l.kv_dim());
         const double adapted = (lora & kQ ? q : 0) + (lora & kK ? kvw : 0) + (lora & kV ? kvw : 0);
-        proj_rep += act * adapted * attn_mult;
+        rep += act * adapted * attn_mult;
     }
-    double proj_tp = group_inputs(q, keeps_inputs ? 1 : 0, (lora & kO) ? 1 : 0, act) * attn_mult;
+    double tp = group_inputs(q, keeps_inputs ? 1 : 0, (lora & kO) ? 1 : 0, act) * attn_mult;
     const int up_linears = l.ffn_kind == FfnKind::gated ? 2 : 1;
     const int up_adapters = !!(lora & kUp) + (l.ffn_kind == FfnKind::gated ? !!(lora & kGate) : 0);
     const double experts_per_token = l.experts > 0 ? double(l.experts_per_token) : 1.0;
-    proj_rep += group_inputs(h, keeps_inputs ? up_linears : 0, up_adapters, s.bytes.norm_out) * experts_per_token;
-    proj_tp += group_inputs(i, keeps_inputs ? 1 : 0, (lora & kDown) ? 1 : 0, act) * experts_per_token;
-    b.projections_in = proj_rep + proj_tp;
-    tp += proj_tp;
+    rep += group_inputs(h, keeps_inputs ? up_linears : 0, up_adapters, s.bytes.norm_out) * experts_per_token;
+    tp += group_inputs(i, keeps_inputs ? 1 : 0, (lora & kDown) ? 1 : 0, act) * experts_per_token;
+    return {rep, tp};
+}
 
-    // Attention core: flash / SDPA keep q, k, v, the output and fp32 log-sum-exp per head.
+// Attention core, per token: flash / SDPA keep q, k, v, the output and fp32 log-sum-exp per head; eager keeps the
+// score-sized tensors (returned in `scores`, which selective recompute drops).
+double attention_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, const TrainingSetup& s, int64_t seq_len,
+                       double& scores) {
+    const double q = double(l.q_dim()), act = s.bytes.act;
+    const Attention attn = job.spec.train.attention;
+    // HF's sdpa and eager paths repeat k/v to all query heads (repeat_kv) before attention; flash keeps GQA.
+    const double kv = (attn == Attention::flash || job.framework.fused_qkv) ? double(l.kv_dim()) : q;
     double attention = core_attention_saved(l, job, s, kv);
-    double scores = 0;
+    scores = 0;
     if (attn == Attention::eager) {
         // Eager: QK^T keeps q, k; softmax (upcast to fp32 by HF) keeps its fp32 output; the cast
         // probabilities are kept by the PV matmul with v; no log-sum-exp.
@@ -133,33 +117,64 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
         if (m.attention_dropout > 0) scores += (1 + act) * per_row;   // dropout mask + dropped probabilities
         attention = act * (q + kv) + act * kv + scores;
     }
-    attention *= attn_mult;
+    const int attn_mult = l.cross_attention ? 2 : 1;
     scores *= attn_mult;
-    b.attention = attention;
-    tp += attention;
-    out.scores_per_token = scores;
+    return attention * attn_mult;
+}
 
-    // FFN internals: gated keeps the activation's input, its output and the up projection (both inputs
-    // of the product need grad); plain keeps the activation's input. Compiled, the activation's output is
-    // recomputed from its input (pointwise, read only by the fused product's backward); the product itself stays
-    // saved as the down projection's input (a matmul reads it in backward: ban_recompute_materialized_backward).
-    const double gated_kept = job.spec.train.compile ? 2 : 3;
+// FFN internals, per token (the down projection's input is counted with the projections): plain keeps the
+// activation's input; gated keeps the activation's input, its output and the up projection (both inputs of the
+// product need grad). Compiled, the activation's output is recomputed from its input (pointwise, read only by the
+// fused product's backward); the product itself stays saved as the down projection's input (a matmul reads it in
+// backward: ban_recompute_materialized_backward). A fused SwiGLU (FrameworkProfile::fused_swiglu) saves only its
+// input, gate and up, and recomputes silu in backward.
+double ffn_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, const TrainingSetup& s) {
+    const double h = double(l.hidden), i = double(l.ffn_intermediate), act = s.bytes.act;
+    const bool gate_recomputed = job.spec.train.compile || job.framework.fused_swiglu;
+    const double gated_kept = gate_recomputed ? 2 : 3;
     double ffn = l.ffn_kind == FfnKind::gated ? gated_kept * act * i : act * i;
     if (m.ffn_dropout > 0) ffn += 1 * i;
+    const double experts_per_token = l.experts > 0 ? double(l.experts_per_token) : 1.0;
     ffn *= experts_per_token;
     if (l.experts > 0) {
         // Router: fp32 logits and softmax over experts; the permuted token copies each expert reads.
         ffn += 8.0 * double(l.experts) + act * h * experts_per_token;
         if (l.shared_expert_intermediate > 0) ffn += 3 * act * double(l.shared_expert_intermediate);
     }
-    b.ffn = ffn;
-    tp += ffn;
+    return ffn;
+}
 
+// The norms' saved bytes per token. Parallel attention and MLP with two norms of the same input (GPT-NeoX
+// use_parallel_residual): a norm that saves its input as-is keeps that one tensor for both (autograd saves the
+// tensor, not a copy). (Under autocast a low-precision residual is cast to fp32 per norm call: two copies.)
+double norms_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, const TrainingSetup& s, bool trainable_weights) {
+    const double h = double(l.hidden);
+    double bytes = l.norms * norm_saved_per_token(m, job, s, trainable_weights);
+    const bool norm_saves_input_as_is =
+        (job.spec.train.compile || m.norm == NormKind::layernorm || job.framework.fused_norm ||
+         !job.framework.rmsnorm_upcast) &&
+        !(s.bytes.autocast && s.bytes.residual < 4);
+    if (l.parallel_attn_mlp && l.norms == 2 && norm_saves_input_as_is) bytes -= s.bytes.residual * h;
+    return bytes;
+}
+
+}  // namespace
+
+LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const Job& job, const TrainingSetup& s,
+                                 bool trainable_weights, bool needs_grad, int64_t seq_len) {
+    LayerActivation out;
+    if (!needs_grad) return out;
+    LayerActivationBytes& b = out.per_token;
+    b.norms = norms_saved(l, m, job, s, trainable_weights);
+    out.layer_input_per_token = s.bytes.residual * double(l.hidden);
+    const auto [proj_rep, proj_tp] = projection_inputs(l, job, s, trainable_weights);
+    b.projections_in = proj_rep + proj_tp;
+    b.attention = attention_saved(l, m, job, s, seq_len, out.scores_per_token);
+    b.ffn = ffn_saved(l, m, job, s);
     // Dropout on each sub-layer output before the residual add: a 1-byte mask per element.
     const int sublayers = l.cross_attention ? 3 : 2;
-    b.dropout_masks = m.hidden_dropout > 0 ? sublayers * h : 0;
-
-    out.tp_sharded_per_token = tp;
+    b.dropout_masks = m.hidden_dropout > 0 ? sublayers * double(l.hidden) : 0;
+    out.tp_sharded_per_token = proj_tp + b.attention + b.ffn;   // the tensor-parallel-sharded part
     return out;
 }
 

@@ -106,15 +106,9 @@ std::vector<std::string> throttle_reason_names(uint64_t mask) {
     return out;
 }
 
-NvmlResult read_nvml() {
-    NvmlResult r;
-    Nvml n;
-    n.lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!n.lib) n.lib = dlopen("libnvidia-ml.so", RTLD_NOW | RTLD_LOCAL);
-    if (!n.lib) {
-        r.skipped_reason = "no NVIDIA driver (libnvidia-ml.so.1 not found)";
-        return r;
-    }
+namespace {
+
+void bind_nvml_symbols(Nvml& n) {
     n.bind(n.init, {"nvmlInit_v2", "nvmlInit"});
     n.bind(n.shutdown, {"nvmlShutdown"});
     n.bind(n.count, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
@@ -131,6 +125,51 @@ NvmlResult read_nvml() {
     n.bind(n.max_width, {"nvmlDeviceGetMaxPcieLinkWidth"});
     n.bind(n.ecc, {"nvmlDeviceGetTotalEccErrors"});
     n.bind(n.pci, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"});
+}
+
+// One GPU's identity, memory, power limit, clocks, throttle reasons, PCIe link and ECC counters (each left unset
+// when the driver does not answer it).
+GpuInfo read_nvml_gpu(const Nvml& n, nvmlDevice_t dev, unsigned i) {
+    GpuInfo g;
+    g.index = static_cast<int>(i);
+    char name[96] = {0};
+    if (n.name && n.name(dev, name, sizeof name) == 0) g.name = name;
+    nvmlMemory_t mem{};
+    if (n.memory && n.memory(dev, &mem) == 0) g.memory_bytes = static_cast<double>(mem.total);
+    unsigned v = 0;
+    if (n.power_limit && n.power_limit(dev, &v) == 0) g.power_limit_w = v / 1000.0;  // NVML reports mW
+    if (n.clock && n.clock(dev, kClockSm, &v) == 0) g.sm_clock_mhz = v;
+    if (n.clock && n.clock(dev, kClockMem, &v) == 0) g.mem_clock_mhz = v;
+    if (n.max_clock && n.max_clock(dev, kClockSm, &v) == 0) g.sm_clock_max_mhz = v;
+    unsigned long long reasons = 0;
+    if (n.throttle && n.throttle(dev, &reasons) == 0) {
+        g.throttle_reasons = reasons;
+        g.throttle_names = throttle_reason_names(reasons);
+    }
+    if (n.gen && n.gen(dev, &v) == 0) g.pcie_gen = static_cast<int>(v);
+    if (n.width && n.width(dev, &v) == 0) g.pcie_width = static_cast<int>(v);
+    if (n.max_gen && n.max_gen(dev, &v) == 0) g.pcie_max_gen = static_cast<int>(v);
+    if (n.max_width && n.max_width(dev, &v) == 0) g.pcie_max_width = static_cast<int>(v);
+    unsigned long long ecc = 0;
+    if (n.ecc && n.ecc(dev, kEccCorrected, kEccVolatile, &ecc) == 0) g.ecc_corrected = ecc;
+    if (n.ecc && n.ecc(dev, kEccUncorrected, kEccVolatile, &ecc) == 0) g.ecc_uncorrected = ecc;
+    nvmlPciInfo_t pci{};
+    if (n.pci && n.pci(dev, &pci) == 0) g.pci_address = normalise_bus_id(pci.busId);
+    return g;
+}
+
+}  // namespace
+
+NvmlResult read_nvml() {
+    NvmlResult r;
+    Nvml n;
+    n.lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!n.lib) n.lib = dlopen("libnvidia-ml.so", RTLD_NOW | RTLD_LOCAL);
+    if (!n.lib) {
+        r.skipped_reason = "no NVIDIA driver (libnvidia-ml.so.1 not found)";
+        return r;
+    }
+    bind_nvml_symbols(n);
     unsigned count = 0;
     if (!n.init || !n.count || !n.handle || n.init() != 0) {
         r.skipped_reason = "NVML did not initialise (driver not loaded?)";
@@ -141,84 +180,62 @@ NvmlResult read_nvml() {
     if (n.count(&count) != 0) count = 0;
     for (unsigned i = 0; i < count; ++i) {
         nvmlDevice_t dev = nullptr;
-        if (n.handle(i, &dev) != 0) continue;
-        GpuInfo g;
-        g.index = static_cast<int>(i);
-        char name[96] = {0};
-        if (n.name && n.name(dev, name, sizeof name) == 0) g.name = name;
-        nvmlMemory_t mem{};
-        if (n.memory && n.memory(dev, &mem) == 0) g.memory_bytes = static_cast<double>(mem.total);
-        unsigned v = 0;
-        if (n.power_limit && n.power_limit(dev, &v) == 0) g.power_limit_w = v / 1000.0;  // NVML reports mW
-        if (n.clock && n.clock(dev, kClockSm, &v) == 0) g.sm_clock_mhz = v;
-        if (n.clock && n.clock(dev, kClockMem, &v) == 0) g.mem_clock_mhz = v;
-        if (n.max_clock && n.max_clock(dev, kClockSm, &v) == 0) g.sm_clock_max_mhz = v;
-        unsigned long long reasons = 0;
-        if (n.throttle && n.throttle(dev, &reasons) == 0) {
-            g.throttle_reasons = reasons;
-            g.throttle_names = throttle_reason_names(reasons);
-        }
-        if (n.gen && n.gen(dev, &v) == 0) g.pcie_gen = static_cast<int>(v);
-        if (n.width && n.width(dev, &v) == 0) g.pcie_width = static_cast<int>(v);
-        if (n.max_gen && n.max_gen(dev, &v) == 0) g.pcie_max_gen = static_cast<int>(v);
-        if (n.max_width && n.max_width(dev, &v) == 0) g.pcie_max_width = static_cast<int>(v);
-        unsigned long long ecc = 0;
-        if (n.ecc && n.ecc(dev, kEccCorrected, kEccVolatile, &ecc) == 0) g.ecc_corrected = ecc;
-        if (n.ecc && n.ecc(dev, kEccUncorrected, kEccVolatile, &ecc) == 0) g.ecc_uncorrected = ecc;
-        nvmlPciInfo_t pci{};
-        if (n.pci && n.pci(dev, &pci) == 0) g.pci_address = normalise_bus_id(pci.busId);
-        r.gpus.push_back(std::move(g));
+        if (n.handle(i, &dev) == 0) r.gpus.push_back(read_nvml_gpu(n, dev, i));
     }
     if (n.shutdown) n.shutdown();
     // libnvidia-ml stays loaded: unloading a driver library mid-process gains nothing.
     return r;
 }
 
-void merge_cuda_probe_json(const std::string& text, ProbeReport& report) {
-    nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) throw InternalError("CUDA probe returned malformed JSON");
-    if (doc.contains("error") && doc["error"].is_string())
-        report.warnings.push_back("gpu: CUDA probe stopped early: " + doc["error"].get<std::string>());
-    for (const auto& d : doc.value("devices", nlohmann::json::array())) {
-        std::string bus = normalise_bus_id(d.value("pci_bus_id", std::string()));
-        int index = d.value("index", -1);
-        // Match by PCI bus id: CUDA and NVML may order GPUs differently (CUDA_DEVICE_ORDER).
-        auto it = std::find_if(report.gpus.begin(), report.gpus.end(),
-                               [&](const GpuInfo& g) { return !bus.empty() && g.pci_address == bus; });
-        if (it == report.gpus.end()) {
-            GpuInfo g;
-            g.index = index;
-            g.name = d.value("name", std::string());
-            g.pci_address = bus;
-            g.memory_bytes = d.value("memory_bytes", 0.0);
-            report.gpus.push_back(g);
-            it = report.gpus.end() - 1;
+namespace {
+
+// The GPU the CUDA probe's device entry describes, matched by PCI bus id (CUDA and NVML may order GPUs
+// differently, CUDA_DEVICE_ORDER); a GPU NVML did not list is added.
+GpuInfo& gpu_for_cuda_device(const nlohmann::json& d, ProbeReport& report) {
+    const std::string bus = normalise_bus_id(d.value("pci_bus_id", std::string()));
+    auto it = std::find_if(report.gpus.begin(), report.gpus.end(),
+                           [&](const GpuInfo& g) { return !bus.empty() && g.pci_address == bus; });
+    if (it != report.gpus.end()) return *it;
+    GpuInfo g;
+    g.name = d.value("name", std::string());
+    g.pci_address = bus;
+    g.memory_bytes = d.value("memory_bytes", 0.0);
+    report.gpus.push_back(g);
+    return report.gpus.back();
+}
+
+// Each measured GEMM shape, and per dtype the best shape's median (the achievable dense rate).
+void merge_gemm_rates(const nlohmann::json& d, GpuInfo& g, ProbeReport& report) {
+    for (const auto& gm : d.value("gemm", nlohmann::json::array())) {
+        std::string dtype = gm.value("dtype", std::string());
+        std::string shape = fmt::format("{} {}x{}x{}", dtype, gm.value("m", 0), gm.value("n", 0), gm.value("k", 0));
+        if (gm.contains("error")) {
+            report.warnings.push_back(fmt::format("gpu{}: gemm {} failed: {}", g.index, shape, gm.value("error", std::string())));
+            continue;
         }
-        GpuInfo& g = *it;
-        g.index = index;  // CUDA's numbering, which peer copies and NCCL results use
-        g.h2d_GBps = samples_at(d, "h2d_pinned_GBps");
-        g.d2h_GBps = samples_at(d, "d2h_pinned_GBps");
-        g.h2d_pageable_GBps = samples_at(d, "h2d_pageable_GBps");
-        g.d2h_pageable_GBps = samples_at(d, "d2h_pageable_GBps");
-        g.hbm_GBps = samples_at(d, "d2d_GBps");
-        g.h2d_latency_us = samples_at(d, "h2d_latency_us");
-        for (const auto& gm : d.value("gemm", nlohmann::json::array())) {
-            std::string dtype = gm.value("dtype", std::string());
-            std::string shape = fmt::format("{} {}x{}x{}", dtype, gm.value("m", 0), gm.value("n", 0), gm.value("k", 0));
-            if (gm.contains("error")) {
-                report.warnings.push_back(fmt::format("gpu{}: gemm {} failed: {}", g.index, shape, gm.value("error", std::string())));
-                continue;
-            }
-            auto m = samples_at(gm, "tflops");
-            if (!m) continue;
-            g.gemm_shapes.emplace_back(shape, *m);
-            // The dtype's rate: the best shape's median (the achievable dense rate).
-            std::optional<Measurement>* slot = dtype == "fp32" ? &g.tflops.fp32 : dtype == "tf32" ? &g.tflops.tf32
-                                             : dtype == "bf16" ? &g.tflops.bf16 : dtype == "fp16" ? &g.tflops.fp16
-                                             : dtype == "fp8"  ? &g.tflops.fp8 : nullptr;
-            if (slot && (!*slot || (*slot)->median() < m->median())) *slot = *m;
-        }
+        auto m = samples_at(gm, "tflops");
+        if (!m) continue;
+        g.gemm_shapes.emplace_back(shape, *m);
+        std::optional<Measurement>* slot = dtype == "fp32" ? &g.tflops.fp32 : dtype == "tf32" ? &g.tflops.tf32
+                                         : dtype == "bf16" ? &g.tflops.bf16 : dtype == "fp16" ? &g.tflops.fp16
+                                         : dtype == "fp8"  ? &g.tflops.fp8 : nullptr;
+        if (slot && (!*slot || (*slot)->median() < m->median())) *slot = *m;
     }
+}
+
+void merge_cuda_device(const nlohmann::json& d, ProbeReport& report) {
+    GpuInfo& g = gpu_for_cuda_device(d, report);
+    g.index = d.value("index", -1);  // CUDA's numbering, which peer copies and NCCL results use
+    g.h2d_GBps = samples_at(d, "h2d_pinned_GBps");
+    g.d2h_GBps = samples_at(d, "d2h_pinned_GBps");
+    g.h2d_pageable_GBps = samples_at(d, "h2d_pageable_GBps");
+    g.d2h_pageable_GBps = samples_at(d, "d2h_pageable_GBps");
+    g.hbm_GBps = samples_at(d, "d2d_GBps");
+    g.h2d_latency_us = samples_at(d, "h2d_latency_us");
+    merge_gemm_rates(d, g, report);
+}
+
+void merge_peer_copies(const nlohmann::json& doc, ProbeReport& report) {
     for (const auto& p : doc.value("peer", nlohmann::json::array())) {
         auto m = samples_at(p, "GBps");
         if (!m) {
@@ -229,6 +246,17 @@ void merge_cuda_probe_json(const std::string& text, ProbeReport& report) {
         }
         report.peer_copies.push_back({p.value("src", 0), p.value("dst", 0), p.value("peer_access", false), *m});
     }
+}
+
+}  // namespace
+
+void merge_cuda_probe_json(const std::string& text, ProbeReport& report) {
+    nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) throw InternalError("CUDA probe returned malformed JSON");
+    if (doc.contains("error") && doc["error"].is_string())
+        report.warnings.push_back("gpu: CUDA probe stopped early: " + doc["error"].get<std::string>());
+    for (const auto& d : doc.value("devices", nlohmann::json::array())) merge_cuda_device(d, report);
+    merge_peer_copies(doc, report);
     for (const auto& c : doc.value("nccl", nlohmann::json::array())) {
         auto m = samples_at(c, "busbw_GBps");
         if (!m) continue;

@@ -248,10 +248,12 @@ Measurement first_touch_GBps(int threads, double bytes, int repetitions) {
     return measurement_of(std::move(samples));
 }
 
-std::optional<TorchRates> torch_rates(int threads, const std::string& python, std::string& skipped_reason) {
-    // Prints three lines: RSS after import, per-op microseconds of 5 batches, GEMM switch microseconds of 5 batches.
-    const int t = std::max(1, threads);
-    const std::string script =
+namespace {
+
+// A Python script that prints three lines: RSS after `import torch`, per-op microseconds of 5 batches, and the GEMM
+// switch microseconds of 5 batches.
+std::string torch_rates_script(int t) {
+    return
         "import os\n"
         "os.environ['OMP_NUM_THREADS'] = os.environ['OPENBLAS_NUM_THREADS'] = os.environ['MKL_NUM_THREADS'] = '" +
         std::to_string(t) + "'\n"
@@ -285,6 +287,10 @@ std::optional<TorchRates> torch_rates(int threads, const std::string& python, st
         "print(rss)\n"
         "print(' '.join('%.4f' % v for v in op))\n"
         "print(' '.join('%.2f' % v for v in sw))\n";
+}
+
+// Runs `python script` and returns its stdout lines (none when the interpreter cannot be started).
+std::vector<std::string> run_python_lines(const std::string& python, const std::string& script) {
     const fs::path tmp = fs::temp_directory_path() / fmt::format("ftbound-torch-rates-{}.py", getpid());
     {
         std::ofstream f(tmp);
@@ -299,20 +305,28 @@ std::optional<TorchRates> torch_rates(int threads, const std::string& python, st
     }
     std::error_code ec;
     fs::remove(tmp, ec);
-    auto numbers = [](const std::string& line) {
-        std::vector<double> v;
-        std::istringstream in(line);
-        for (double x; in >> x;) v.push_back(x);
-        return v;
-    };
-    if (lines.size() < 3 || numbers(lines[1]).empty() || numbers(lines[2]).empty()) {
+    return lines;
+}
+
+std::vector<double> numbers_in(const std::string& line) {
+    std::vector<double> v;
+    std::istringstream in(line);
+    for (double x; in >> x;) v.push_back(x);
+    return v;
+}
+
+}  // namespace
+
+std::optional<TorchRates> torch_rates(int threads, const std::string& python, std::string& skipped_reason) {
+    const std::vector<std::string> lines = run_python_lines(python, torch_rates_script(std::max(1, threads)));
+    if (lines.size() < 3 || numbers_in(lines[1]).empty() || numbers_in(lines[2]).empty()) {
         skipped_reason = python + " cannot import torch (give the interpreter that has it with --python)";
         return std::nullopt;
     }
     TorchRates r;
-    r.runtime_rss_bytes = numbers(lines[0]).empty() ? 0 : numbers(lines[0])[0];
-    r.op_us = measurement_of(numbers(lines[1]));
-    r.blas_switch_us = measurement_of(numbers(lines[2]));
+    r.runtime_rss_bytes = numbers_in(lines[0]).empty() ? 0 : numbers_in(lines[0])[0];
+    r.op_us = measurement_of(numbers_in(lines[1]));
+    r.blas_switch_us = measurement_of(numbers_in(lines[2]));
     return r;
 }
 

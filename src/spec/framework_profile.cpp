@@ -31,7 +31,7 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
                       "nccl_buffer_bytes", "cross_entropy_live_copies", "qlora_quantizes_lm_head",
                       "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "fsdp1_flat_gradients", "zero2_shards_params", "zero3_max_reuse_elements", "quantized_linear_saves_input",
                       "selective_recompute", "chunked_loss_output_chunks", "logits_freed_after_loss", "output_upcast_fp32",
-                      "rmsnorm_upcast", "qkv_split_views", "lora_qkv_zero_pad", "zero_contiguous_gradients",
+                      "rmsnorm_upcast", "fused_swiglu", "qkv_split_views", "lora_qkv_zero_pad", "zero_contiguous_gradients",
                       "zero3_offload_stages_partition", "zero3_single_rank_gathers"});
     if (auto v = m.get_choice("mixed_style", {"amp", "master"})) p.mixed_style = *v == "master" ? MixedStyle::master : MixedStyle::amp;
     p.mixed_grad_bytes = m.get_number("mixed_grad_bytes", 1, 8).value_or(p.mixed_grad_bytes);
@@ -39,6 +39,7 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
     p.fused_qkv = m.get_bool("fused_qkv").value_or(p.fused_qkv);
     p.fused_norm = m.get_bool("fused_norm").value_or(p.fused_norm);
     p.rmsnorm_upcast = m.get_bool("rmsnorm_upcast").value_or(p.rmsnorm_upcast);
+    p.fused_swiglu = m.get_bool("fused_swiglu").value_or(p.fused_swiglu);
     p.qkv_split_views = m.get_bool("qkv_split_views").value_or(p.qkv_split_views);
     p.lora_qkv_zero_pad = m.get_bool("lora_qkv_zero_pad").value_or(p.lora_qkv_zero_pad);
     p.zero3_live_layers = static_cast<int>(m.get_int("zero3_live_layers", 0, 64).value_or(p.zero3_live_layers));

@@ -122,6 +122,9 @@ std::string describe_bottleneck(const Job& job, const TimeResult& t) {
             return fmt::format("memory bandwidth: elementwise, norm, loss and optimizer kernels stream through {} memory for {:.0f}% of the step",
                                cpu ? "DDR" : "HBM", share);
         case Resource::launch_overhead:
+            if (cpu)
+                return fmt::format("launch overhead: per-op dispatch and thread-pool hand-offs between {:.0f} short ops take {:.0f}% of the step",
+                                   t.kernels_per_step, share);
             return fmt::format("launch overhead: the GPU waits for the host to issue {:.0f} short kernels per step: {:.0f}% of the step",
                                t.kernels_per_step, share);
         case Resource::pipeline_bubble:
@@ -145,10 +148,12 @@ std::string describe_bottleneck(const Job& job, const TimeResult& t) {
     }
 }
 
-std::vector<WeakPoint> weak_points(const Job& job, const MemoryResult& memory, const TimeResult& base) {
-    std::vector<WeakPoint> out;
-    const CommGroups groups = build_comm_groups(job);
-    static const std::pair<Resource, const char*> candidates[] = {
+namespace {
+
+// What each resource is called on the system at hand: a CPU server has no tensor cores, HBM, kernel launches or
+// NVLink; its counterparts are the cores' matrix/vector units, DDR, per-op dispatch and the socket link.
+const std::vector<std::pair<Resource, const char*>>& weak_point_candidates(bool cpu) {
+    static const std::vector<std::pair<Resource, const char*>> gpu_names = {
         {Resource::compute, "tensor-core (matmul) throughput"},
         {Resource::memory_bandwidth, "HBM bandwidth"},
         {Resource::launch_overhead, "host kernel-launch rate (torch.compile / CUDA graphs)"},
@@ -158,7 +163,25 @@ std::vector<WeakPoint> weak_points(const Job& job, const MemoryResult& memory, c
         {Resource::host_memory, "host DDR bandwidth"},
         {Resource::pipeline_bubble, "pipeline bubble (more micro-batches or interleaving)"},
     };
-    for (const auto& [r, what] : candidates) {
+    static const std::vector<std::pair<Resource, const char*>> cpu_names = {
+        {Resource::compute, "core matmul throughput (AMX / AVX-512 / AVX2 units)"},
+        {Resource::memory_bandwidth, "DDR bandwidth of the socket"},
+        {Resource::launch_overhead, "per-op dispatch and thread-pool hand-offs (torch.compile, fewer ops)"},
+        {Resource::gpu_interconnect, "socket-to-socket link bandwidth"},
+        {Resource::network, "inter-node network bandwidth per socket"},
+        {Resource::pcie, "PCIe bandwidth"},
+        {Resource::host_memory, "page-fault and cross-socket copy rate of host memory"},
+        {Resource::pipeline_bubble, "pipeline bubble (more micro-batches or interleaving)"},
+    };
+    return cpu ? cpu_names : gpu_names;
+}
+
+}  // namespace
+
+std::vector<WeakPoint> weak_points(const Job& job, const MemoryResult& memory, const TimeResult& base) {
+    std::vector<WeakPoint> out;
+    const CommGroups groups = build_comm_groups(job);
+    for (const auto& [r, what] : weak_point_candidates(job.system.cpu_only)) {
         double step;
         if (r == Resource::pipeline_bubble) {
             double bubble = 0;
@@ -174,7 +197,7 @@ std::vector<WeakPoint> weak_points(const Job& job, const MemoryResult& memory, c
         if (speedup > 1.001) out.push_back({r, what, speedup});
     }
     std::sort(out.begin(), out.end(), [](const WeakPoint& a, const WeakPoint& b) { return a.impact > b.impact; });
-    out.push_back({Resource::memory_capacity, "GPU memory headroom at the peak",
+    out.push_back({Resource::memory_capacity, job.system.cpu_only ? "RAM headroom at the peak" : "GPU memory headroom at the peak",
                    memory.capacity_bytes > 0 ? 1.0 - memory.device_used_bytes / memory.capacity_bytes : 0});
     return out;
 }

@@ -135,6 +135,19 @@ TEST(CliPolish, ProbeOutIsCheckedBeforeProbing) {
     EXPECT_NE(r.err.find("is a folder"), std::string::npos) << r.err;
 }
 
+// A plan on a CPU server speaks of RAM, sockets, DDR and cores: none of the GPU words (issue #13, item 2).
+TEST(CliPolish, CpuPlanSpeaksCpu) {
+    for (const char* example : {"llama3.1-8b-lora-r760xa.yaml", "llama3.1-70b-full-8xh100-unsharded.yaml"}) {
+        const spec_test::CliResult r =
+            run_ftbound({"plan", kExamples + example, "--set", "hardware.system=dell-poweredge-r760-2x-xeon-8480"});
+        ASSERT_EQ(r.exit_code, 0) << describe(r);
+        for (const char* gpu_word : {"GPU", "HBM", "CUDA", "tensor-core", "nvidia-smi", "NVLink", "kernel launch"})
+            EXPECT_EQ(r.out.find(gpu_word), std::string::npos) << gpu_word << " in\n" << r.out;
+        EXPECT_NE(r.out.find("RAM headroom at the peak"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("per socket"), std::string::npos) << r.out;
+    }
+}
+
 TEST(CliPolish, OverCapacityAndUnknownPower) {
     spec_test::CliResult r = run_ftbound({"plan", kExamples + "llama3.1-70b-full-8xh100-unsharded.yaml"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);

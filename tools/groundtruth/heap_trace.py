@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Per-op trace of glibc's heap during cpu_collect's training step: after every ATen op, malloc's bytes in use and
 bytes obtained from the kernel (mallinfo2). Shows where the gap between the two (what peak RSS holds beyond the
-live tensors) opens, per phase of each step (zero_grad, forward with loss, backward, optimizer).
+live tensors) opens, per phase of each step (zero_grad, forward with loss, backward, optimizer). With --free-chunks, also the sizes of the free chunks glibc
+holds (malloc_info) at the start of the last step's forward and at its loss: what the held memory is made of.
 
     /usr/bin/python3 tools/groundtruth/heap_trace.py llama-58m full 8 128
+    /usr/bin/python3 tools/groundtruth/heap_trace.py llama-58m full 8 128 --free-chunks
 """
 import argparse
 import collections
+import ctypes
 import os
+import re
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -17,7 +22,28 @@ import cpu_collect  # noqa: E402  (the grid's models, LoRA settings and mallinfo
 GIB = 2 ** 30
 
 
-def traced_steps(model_name, method, micro_batch, seq_len, steps, threads):
+def free_chunk_histogram():
+    """glibc's free chunks of the main arena, from malloc_info(3): [(from_bytes, to_bytes, total_bytes, count)]."""
+    libc = ctypes.CDLL("libc.so.6")
+    libc.fopen.restype = ctypes.c_void_p
+    with tempfile.NamedTemporaryFile(suffix=".xml") as tmp:
+        f = libc.fopen(tmp.name.encode(), b"w")
+        libc.malloc_info(0, ctypes.c_void_p(f))
+        libc.fclose(ctypes.c_void_p(f))
+        xml = open(tmp.name).read()
+    main_arena = xml.split('<heap nr="1">')[0]
+    return [tuple(int(v) for v in m) for m in re.findall(r'<size from="(\d+)" to="(\d+)" total="(\d+)" count="(\d+)"/>', main_arena)]
+
+
+def print_free_chunks(label, histogram, min_total=2 ** 20):
+    total = sum(h[2] for h in histogram)
+    print(f"free chunks of the main arena {label}: {sum(h[3] for h in histogram)} chunks, {total / GIB:.3f} GiB; size classes holding >= 1 MiB:")
+    for lo, hi, size, count in histogram:
+        if size >= min_total:
+            print(f"    {lo / 2 ** 20:8.2f} - {hi / 2 ** 20:8.2f} MiB: {count:4d} chunks, {size / 2 ** 20:8.1f} MiB")
+
+
+def traced_steps(model_name, method, micro_batch, seq_len, steps, threads, free_chunks=False):
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from llama_torch import LlamaLM, apply_lora
@@ -45,7 +71,11 @@ def traced_steps(model_name, method, micro_batch, seq_len, steps, threads):
             phase[0] = f"step {step} zero_grad"
             opt.zero_grad(set_to_none=True)
             phase[0] = f"step {step} forward"
+            if free_chunks and step == steps - 1:
+                print_free_chunks(f"at the start of step {step}'s forward", free_chunk_histogram())
             loss = model(tokens)
+            if free_chunks and step == steps - 1:
+                print_free_chunks(f"at step {step}'s loss (the peak)", free_chunk_histogram())
             phase[0] = f"step {step} backward"
             loss.backward()
             phase[0] = f"step {step} optimizer"
@@ -80,8 +110,9 @@ def main():
     ap.add_argument("seq_len", type=int)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--free-chunks", action="store_true", help="print malloc_info's free-chunk sizes at the last forward's start and loss")
     args = ap.parse_args()
-    summarise(traced_steps(args.model, args.method, args.micro_batch, args.seq_len, args.steps, args.threads))
+    summarise(traced_steps(args.model, args.method, args.micro_batch, args.seq_len, args.steps, args.threads, args.free_chunks))
 
 
 if __name__ == "__main__":
