@@ -52,6 +52,13 @@ struct FrameworkProfile {
     // DeepSpeed ZeRO-3 stage3_max_reuse_distance (elements): a module's parameters stay gathered when the trace uses
     // them again within this many elements (partitioned_param_coordinator.py __params_to_release); 0 = not modelled.
     double zero3_max_reuse_elements = 0;
+    // DeepSpeed ZeRO-3 with parameters offloaded: a gather copies the host partition to the device beside the full
+    // buffer it all-gathers into (partition_parameters.py all_gather_coalesced: `param_ds_tensor.to(device)` next to
+    // `param_buffer = torch.empty(...)`), so for a moment the module's weight is there once more per rank's share.
+    bool zero3_offload_stages_partition = false;
+    // ... and on a single rank too: DeepSpeed before 0.9.0 all-gathers with one rank (the staged copy is the whole
+    // weight); from 0.9.0 `if self.num_partitions == 1: return _no_gather_coalesced(params)` only moves it over.
+    bool zero3_single_rank_gathers = false;
     double zero_bucket_elements = 5e8;          // DeepSpeed reduce/allgather bucket (elements)
     // DeepSpeed contiguous_gradients (default true): the gradient bucket is one flat buffer of zero_bucket_elements
     // in the parameters' dtype, allocated whole however few gradients there are; ZeRO-3 allocates it once at init

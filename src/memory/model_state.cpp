@@ -44,6 +44,18 @@ double blocks_kept_across_the_turn(const Job& job, const StageParams& p) {
     return std::max(0.0, double(kept - job.framework.zero3_live_layers));
 }
 
+// DeepSpeed ZeRO-3 with parameters offloaded to the host: gathering the head (one parameter, the
+// all_gather_coalesced single-parameter path) allocates the full `param_buffer` and then copies the rank's host
+// partition to the device (`param_ds_tensor.to(device)`) as the all-gather's input, so at that moment the head's
+// weight is on the device once whole and once more as this rank's share (partition_parameters.py, DeepSpeed
+// 38327e0 and v0.7.7). With one rank DeepSpeed from 0.9.0 skips the all-gather (`_no_gather_coalesced`, #2953).
+double head_staging_bytes(const Job& job, const TrainingSetup& set, const StageParams& p) {
+    const FrameworkProfile& fw = job.framework;
+    if (!fw.zero3_offload_stages_partition || job.spec.offload.params == OffloadTarget::none) return 0;
+    if (set.dp_shard == 1 && !fw.zero3_single_rank_gathers) return 0;
+    return p.head_weights * set.bytes.weight_compute / double(set.dp_shard);
+}
+
 }  // namespace
 
 WeightBytes weight_bytes(const Job& job, const TrainingSetup& set, const StageParams& p) {
@@ -68,6 +80,7 @@ WeightBytes weight_bytes(const Job& job, const TrainingSetup& set, const StagePa
         // release_sub_module keeps it; FSDP keeps the root unit, which holds the head, unsharded after forward).
         w.head_gathered = p.head_weights * set.bytes.weight_compute + blocks_kept_across_the_turn(job, p) * p.largest_layer *
                                                                           set.bytes.weight_compute;
+        w.head_staging = head_staging_bytes(job, set, p);
     } else if (params_sharded_at_rest(job)) {
         // FSDP SHARD_GRAD_OP: each unit stays unsharded from its forward until after its backward
         // (torch/distributed/fsdp/api.py ShardingStrategy.SHARD_GRAD_OP), so at the peak the whole stage is gathered

@@ -11,6 +11,7 @@ struct WeightBytes {
     double stored = 0;        // parameters resident on the GPU (ZeRO-3 shard, 0 when offloaded)
     double gathered = 0;      // full blocks gathered by ZeRO-3/FSDP prefetch, in the compute dtype
     double head_gathered = 0; // ZeRO-3/FSDP: the output head's weight, gathered while the logits and the loss form
+    double head_staging = 0;  // DeepSpeed ZeRO-3 offload: the head's partition staged on the device while it is gathered
     double amp_copies = 0;    // torch.amp low-precision copies of fp32 matmul weights, kept for backward
     double dequant = 0;       // QLoRA: one dequantised weight matrix in flight (with its unpacking temporaries)
     // auto-gptq: dequantised fp16 weights that matmul keeps for the input's gradient; `saved_in_forward`: from

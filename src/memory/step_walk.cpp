@@ -48,6 +48,15 @@ double head_grad_in_flight(const Job& job, const StageMemory& s) {
     return s.grads.head * (job.spec.train.loss == LossImpl::chunked ? 2 : 1);
 }
 
+// The head's gather, before its logits form (`end` holds the gathered head, no logits): with ZeRO-3 offload the
+// head's weight is there once gathered and once staged.
+MemoryBreakdown head_gather_point(const StageMemory& s, const MemoryBreakdown& end) {
+    MemoryBreakdown b = end;
+    b.weights_bytes += s.weights.head_staging;
+    b.temporary_bytes = s.work.cublas;
+    return b;
+}
+
 // End of forward and the loss: every block's saved tensors, all compute copies, the logits at their peak.
 void walk_forward(const Job& job, const StageMemory& s, PhasePeak& best, std::vector<MemoryWalkPoint>* points) {
     const bool zero0 = job.spec.parallel.zero == 0;
@@ -69,11 +78,15 @@ void walk_forward(const Job& job, const StageMemory& s, PhasePeak& best, std::ve
     at_head.gradients_bytes += head_grad_in_flight(job, s);
     if (s.has_head) take_max(best, at_head, MemoryPhase::loss);
     b.logits_bytes = 0;
+    const bool staged = s.has_head && s.weights.head_staging > 0;
+    const MemoryBreakdown at_gather = head_gather_point(s, b);
+    if (staged) take_max(best, at_gather, MemoryPhase::loss);
     b.weights_bytes -= s.has_head ? s.weights.head_gathered : 0;
     b.temporary_bytes = s.work.cublas + s.work.forward;
     take_max(best, b, MemoryPhase::forward);
     if (points) {
         forward_ramp(s, b, *points);
+        if (staged) points->push_back({MemoryPhase::loss, -1, at_gather});
         if (s.has_head) {
             points->push_back({MemoryPhase::loss, -1, at_loss});
             points->push_back({MemoryPhase::loss, -1, at_head});

@@ -31,7 +31,8 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
                       "nccl_buffer_bytes", "cross_entropy_live_copies", "qlora_quantizes_lm_head",
                       "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "fsdp1_flat_gradients", "zero2_shards_params", "zero3_max_reuse_elements", "quantized_linear_saves_input",
                       "selective_recompute", "chunked_loss_output_chunks", "logits_freed_after_loss", "output_upcast_fp32",
-                      "rmsnorm_upcast", "fused_swiglu", "qkv_split_views", "lora_qkv_zero_pad", "zero_contiguous_gradients"});
+                      "rmsnorm_upcast", "fused_swiglu", "qkv_split_views", "lora_qkv_zero_pad", "zero_contiguous_gradients",
+                      "zero3_offload_stages_partition", "zero3_single_rank_gathers"});
     if (auto v = m.get_choice("mixed_style", {"amp", "master"})) p.mixed_style = *v == "master" ? MixedStyle::master : MixedStyle::amp;
     p.mixed_grad_bytes = m.get_number("mixed_grad_bytes", 1, 8).value_or(p.mixed_grad_bytes);
     p.ddp_gradient_buckets = m.get_bool("ddp_gradient_buckets").value_or(p.ddp_gradient_buckets);
@@ -44,6 +45,9 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
     p.zero3_live_layers = static_cast<int>(m.get_int("zero3_live_layers", 0, 64).value_or(p.zero3_live_layers));
     p.zero_bucket_elements = m.get_number("zero_bucket_elements", 0, 1e12).value_or(p.zero_bucket_elements);
     p.zero_contiguous_gradients = m.get_bool("zero_contiguous_gradients").value_or(p.zero_contiguous_gradients);
+    p.zero3_offload_stages_partition =
+        m.get_bool("zero3_offload_stages_partition").value_or(p.zero3_offload_stages_partition);
+    p.zero3_single_rank_gathers = m.get_bool("zero3_single_rank_gathers").value_or(p.zero3_single_rank_gathers);
     p.allocator_overhead_fraction = m.get_number("allocator_overhead_fraction", 0, 1).value_or(p.allocator_overhead_fraction);
     p.nccl_buffer_bytes = m.get_size_bytes("nccl_buffer_bytes").value_or(p.nccl_buffer_bytes);
     p.cross_entropy_live_copies = m.get_number("cross_entropy_live_copies", 1, 8).value_or(p.cross_entropy_live_copies);

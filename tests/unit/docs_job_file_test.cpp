@@ -219,7 +219,7 @@ TEST(DocsJobFile, FrameworkDefaultsTableIsTheProfiles) {
     const std::string doc = read("docs/job-file.md");
     std::map<std::string, std::vector<std::string>> rows;
     static const std::regex row(
-        R"(^\| ([a-z-]+) \| ([a-z]+) \| ([a-z]+) \| ([a-z0-9_]+) \| ([a-z0-9_]+) \| ([0-9.]+) \| ([a-z_]+) \| ([a-z]+) \| ([a-z]+) \|$)");
+        R"(^\| ([a-z0-9.-]+) \| ([a-z]+) \| ([a-z]+) \| ([a-z0-9_]+) \| ([a-z0-9_]+) \| ([0-9.]+) \| ([a-z_]+) \| ([a-z]+) \| ([a-z]+) \|$)");
     std::stringstream ss(doc);
     std::string line;
     while (std::getline(ss, line)) {

@@ -10,6 +10,7 @@
 #include "ftbound/memory.hpp"
 #include "memory/activations.hpp"
 #include "memory/training_setup.hpp"
+#include "spec/framework_profile.hpp"
 #include "plan_test_util.hpp"
 
 namespace ftb {
@@ -390,6 +391,52 @@ TEST(MemoryCanonical, FreezeTrainsTheTopBlocksAndHead) {
     // freeze.trainable_layers 1: the top block (36,992), the final norm (64) and the head (64,000) train.
     const MemoryResult m = plan_memory(tiny_job({{"train.method", "freeze"}, {"train.freeze.trainable_layers", "1"}}));
     EXPECT_DOUBLE_EQ(m.trainable_params, 36992 + 64 + 64000);
+}
+
+
+// The most weight bytes any point of the loss phase holds (the head's gather and the logits' points).
+double loss_phase_weight_bytes(const Job& job) {
+    MemoryWalk walk;
+    plan_memory(job, &walk);
+    double most = 0;
+    for (const auto& pt : walk.points)
+        if (pt.phase == MemoryPhase::loss) most = std::max(most, pt.live.weights_bytes);
+    return most;
+}
+
+TEST(MemoryCanonical, DeepSpeedOffloadStagesTheHeadPartitionWhileGathering) {
+    // ZeRO-3 with parameters on the host: gathering the head allocates its full buffer and copies this rank's host
+    // partition to the device beside it (partition_parameters.py all_gather_coalesced). The tiny head is 64,000
+    // weights in bf16 = 128,000 bytes. On 4 GPUs the staged share is 128,000 / 4 = 32,000 (every DeepSpeed).
+    const std::vector<std::pair<std::string, std::string>> offload = {
+        {"parallel.zero", "3"}, {"offload.params", "cpu"}, {"offload.optimizer", "cpu"}};
+    Job four = tiny_job(offload, 4), four_staged = four;
+    four_staged.framework.zero3_offload_stages_partition = true;
+    EXPECT_DOUBLE_EQ(loss_phase_weight_bytes(four_staged) - loss_phase_weight_bytes(four), 32000);
+    // On one GPU DeepSpeed 0.9.0 and later only move the partition (_no_gather_coalesced): nothing more; before
+    // 0.9.0 (deepspeed-0.8: zero3_single_rank_gathers) the whole weight is staged beside the buffer: 128,000.
+    Job one = tiny_job(offload, 1), one_staged = one;
+    one_staged.framework.zero3_offload_stages_partition = true;
+    EXPECT_DOUBLE_EQ(loss_phase_weight_bytes(one_staged), loss_phase_weight_bytes(one));
+    one_staged.framework.zero3_single_rank_gathers = true;
+    EXPECT_DOUBLE_EQ(loss_phase_weight_bytes(one_staged) - loss_phase_weight_bytes(one), 128000);
+    // Parameters kept on the device: `.to(device)` of a device partition copies nothing.
+    Job resident = tiny_job({{"parallel.zero", "3"}}, 1), resident_staged = resident;
+    resident_staged.framework.zero3_offload_stages_partition = true;
+    resident_staged.framework.zero3_single_rank_gathers = true;
+    EXPECT_DOUBLE_EQ(loss_phase_weight_bytes(resident_staged), loss_phase_weight_bytes(resident));
+}
+
+TEST(MemoryCanonical, DeepSpeedProfilesSayWhetherOneRankGathers) {
+    // data/frameworks/deepspeed.yaml: current DeepSpeed stages offloaded partitions, and skips the gather on one
+    // rank; deepspeed-0.8.yaml (base: deepspeed) gathers on one rank too.
+    const FrameworkProfile now = load_framework("deepspeed", "test", "train.framework");
+    EXPECT_TRUE(now.zero3_offload_stages_partition);
+    EXPECT_FALSE(now.zero3_single_rank_gathers);
+    const FrameworkProfile old = load_framework("deepspeed-0.8", "test", "train.framework");
+    EXPECT_TRUE(old.zero3_offload_stages_partition);
+    EXPECT_TRUE(old.zero3_single_rank_gathers);
+    EXPECT_DOUBLE_EQ(old.zero_bucket_elements, now.zero_bucket_elements);
 }
 
 }  // namespace

@@ -51,6 +51,14 @@ TEST(OpsAccuracyNotes, OutsideTheValidatedRangeIsSaid) {
                          "no measured case on a"));
     EXPECT_TRUE(mentions(accuracy_notes(load_job(example("llama3.1-8b-lora-r760xa.yaml"), {"train.method=qlora"})),
                          "QLoRA"));
+    // Unpacked data padded per batch: the planned peak is an upper bound set by seq_len (not by the batches'
+    // longest samples); padded to seq_len (avg_seq_len = seq_len) there is nothing to say.
+    const auto unpacked = accuracy_notes(
+        load_job(example("llama3.1-8b-lora-r760xa.yaml"), {"train.packing=false", "train.avg_seq_len=300"}));
+    EXPECT_TRUE(mentions(unpacked, "upper bound"));
+    EXPECT_TRUE(mentions(unpacked, "avg_seq_len 300 of seq_len 4096"));
+    EXPECT_TRUE(accuracy_notes(load_job(example("llama3.1-8b-lora-r760xa.yaml"),
+                                        {"train.packing=false", "train.avg_seq_len=4096"})).empty());
     const auto cpu = accuracy_notes(load_job(plan_data("lora-8b-cpu-server.yaml")));
     EXPECT_TRUE(mentions(cpu, "CPU server"));
     EXPECT_TRUE(mentions(cpu, "validation/measured/cpu-vm"));

@@ -42,7 +42,7 @@ const std::map<std::string, std::vector<std::string>> kContractNames = {
                 "Qwen/Qwen2.5-72B", "google/gemma-2-9b", "microsoft/phi-2", "microsoft/Phi-3-mini-4k-instruct",
                 "tiiuae/falcon-7b", "mosaicml/mpt-7b", "stabilityai/stablelm-3b-4e1t", "bigscience/bloomz-7b1",
                 "openai-community/gpt2"}},
-    {"frameworks", {"generic", "hf", "deepspeed", "megatron", "nemo", "torchtitan", "torchtune", "llm-foundry", "litgpt",
+    {"frameworks", {"generic", "hf", "deepspeed", "deepspeed-0.8", "megatron", "nemo", "torchtitan", "torchtune", "llm-foundry", "litgpt",
                     "unsloth", "axolotl", "llama-factory"}},
 };
 
