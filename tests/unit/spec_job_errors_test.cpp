@@ -132,6 +132,7 @@ std::vector<BadJob> bad_jobs() {
          "is not one of none | selective | full"},
         {"framework", "", {"train.framework=deepspeeed"}, "train.framework", "unknown framework 'deepspeeed' (did you mean 'deepspeed'?)"},
         {"pp_schedule", "", {"parallel.pp_schedule=1F1B"}, "parallel.pp_schedule", "(did you mean '1f1b'?)"},
+        {"cp_exchange", "", {"parallel.cp_exchange=allgather"}, "parallel.cp_exchange", "(did you mean 'all_gather'?)"},
         {"offload_optimizer", "", {"offload.optimizer=gpu"}, "offload.optimizer", "is not one of none | cpu | nvme"},
         {"offload_params", "", {"offload.params=disk"}, "offload.params", "is not one of none | cpu | nvme"},
         {"offload_activations_nvme", "", {"offload.activations=nvme"}, "offload.activations", "'nvme' is not one of none | cpu"},

@@ -157,6 +157,27 @@ TEST(TimingScheduler, DdpGradientSyncExposesTheLastBucketAndHidesTheRestUnderThe
     EXPECT_DOUBLE_EQ(s.windows.backward_s, 1);
 }
 
+// ZeRO-2 keeps only its gradient shard, so the 3 earlier micro-batches of 4 reduce-scatter theirs too, each under
+// its own backward and the next forward (here 1 ns each: all but that nanosecond is exposed); ZeRO-1 does not.
+TEST(TimingScheduler, ZeroTwoReduceScattersEveryMicroBatchsGradients) {
+    const StageWork stage = stage_of(0.5e-9, 0.5e-9, 0, 1e-9);
+    for (const int zero : {1, 2}) {
+        const Fixture f = fixture({{"parallel.zero", std::to_string(zero)}, {"train.global_batch", "8"}}, 2);
+        Schedule s;
+        schedule_data_parallel(s, ScheduleInputs{f.job, f.mem, f.set, f.rates, f.scale, f.groups, stage, 8, 4});
+        const double grads = f.mem.trainable_params * f.set.reduce_bytes;
+        const CollectiveCost rs = collective_cost(Collective::reduce_scatter, grads, f.groups.dp);
+        const double earlier = phase(s.ledger, "data-parallel gradient reduce-scatters of the earlier micro-batches (ZeRO-2, exposed)");
+        if (zero == 1) {
+            EXPECT_EQ(earlier, 0);
+            continue;
+        }
+        EXPECT_NEAR(earlier, 3 * (rs.seconds - 1e-9), 1e-18);
+        const CollectiveCost ag = collective_cost(Collective::all_gather, f.mem.trainable_params * f.set.bytes.weight_compute, f.groups.dp);
+        EXPECT_NEAR(s.comm_busy_s, 4 * rs.seconds + ag.seconds, 1e-15);   // + the parameter all-gather after the step
+    }
+}
+
 TEST(TimingScheduler, FsdpCollectivesAcrossNodesHoldThePathsNcclSmsForTheirWholeDuration) {
     // 2 nodes x 8 H100 (NVLink 4) on 200 Gb/s RoCE per GPU (25 GB/s x 0.80 = 20 GB/s), ZeRO-3 over all 16.
     const Fixture f = fixture({{"parallel.zero", "3"}, {"hardware.nodes", "2"}, {"hardware.inter_node", "roce-200"},
