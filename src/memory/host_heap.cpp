@@ -47,7 +47,7 @@ double heap_transient_bytes(const Job& job, const TrainingSetup& set, const Stag
     double bytes = s.activations.resident;
     // Eager attention keeps score-sized tensors of micro_batch x heads x seq x seq elements.
     const double heads = double(m.layers.at(size_t(s.first_block)).heads) / double(job.spec.parallel.tp);
-    const double one_score = set.bytes.act * heads * double(job.spec.train.seq_len) * tokens;
+    const double one_score = set.bytes.act * heads * double(set.seq_len) * tokens;
     if (one_score >= kGlibcMmapThresholdMaxBytes) bytes -= s.activations.scores_resident;
     const double one_logits = 4.0 * double(m.vocab) * tokens;   // the loss's fp32 logits
     if (s.has_head && one_logits < kGlibcMmapThresholdMaxBytes) bytes += s.loss.peak;
