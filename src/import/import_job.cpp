@@ -233,19 +233,20 @@ ImportResult Mapper::finish(const ImportOptions& o) {
 
 std::string optimizer_from_hf(const std::string& optim, std::string& note) {
     // transformers OptimizerNames (training_args.py) and bitsandbytes' optimizers, by their state per parameter.
+    // The paged AdamWs keep their states in CUDA unified memory (bitsandbytes optim/optimizer.py
+    // get_state_buffer: F.get_paged), which the job file plans apart from device memory.
     static const std::vector<std::pair<std::string, std::string>> table = {
         {"adamw_torch", "adamw"},          {"adamw_torch_fused", "adamw"},     {"adamw_hf", "adamw"},
         {"adamw_apex_fused", "adamw"},     {"adamw_torch_xla", "adamw"},       {"adamw_torch_npu_fused", "adamw"},
         {"adamw", "adamw"},                {"adam", "adam"},                   {"adafactor", "adafactor"},
         {"adamw_bnb_8bit", "adamw_8bit"},  {"adamw_8bit", "adamw_8bit"},       {"paged_adamw_8bit", "paged_adamw_8bit"},
         {"sgd", "sgd"},                    {"lion_32bit", "lion"},             {"paged_lion_32bit", "lion"},
-        {"paged_adamw_32bit", "adamw"},    {"paged_adamw", "adamw"},
+        {"paged_adamw_32bit", "paged_adamw"}, {"paged_adamw", "paged_adamw"},
     };
     for (const auto& [from, to] : table)
         if (from == optim) {
-            if (optim.rfind("paged_", 0) == 0 && to == "adamw")
-                note = "paged 32-bit AdamW keeps AdamW's 8 bytes of state per parameter; paging to host memory under "
-                       "pressure is not modelled";
+            if (optim == "paged_lion_32bit")
+                note = "paged Lion planned as Lion (4 bytes of state per parameter, kept in device memory): an upper bound";
             return to;
         }
     if (optim == "lion_8bit" || optim == "paged_lion_8bit") {

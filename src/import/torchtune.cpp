@@ -56,6 +56,7 @@ std::string optimizer_from_component(const std::string& comp, std::string& note)
     if (comp == "torch.optim.Adam") return "adam";
     if (comp == "torch.optim.SGD") return "sgd_momentum";
     if (comp.find("PagedAdamW8bit") != std::string::npos) return "paged_adamw_8bit";
+    if (comp.find("PagedAdamW") != std::string::npos) return "paged_adamw";   // PagedAdamW, PagedAdamW32bit
     if (comp.find("AdamW8bit") != std::string::npos) return "adamw_8bit";
     note = "optimizer '" + comp + "' planned as AdamW";
     return "adamw";

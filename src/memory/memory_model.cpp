@@ -75,7 +75,7 @@ MemoryResult plan_memory(const Job& job, MemoryWalk* walk) {
         if (peak.total > best.total) {
             best = peak;
             res.peak_stage = int(stage);
-            heap_retained = glibc_heap_retained_bytes(job, set, s);
+            if (dev.kind != DeviceKind::gpu) heap_retained = glibc_heap_retained_bytes(job, set, s);
             if (walk) *walk = {int(stage), std::move(points)};
         }
         host_per_gpu = std::max(host_per_gpu, s.optimizer.host + s.weights.host + s.activations.host);

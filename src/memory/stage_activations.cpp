@@ -17,6 +17,31 @@ double in_flight_micro_batches(const ParallelSpec& par, int64_t ga, int64_t stag
     return par.pp_schedule == PipelineSchedule::gpipe ? double(ga) : double(std::min<int64_t>(par.pp - stage, ga));
 }
 
+namespace {
+
+// Walks the chunk column of Megatron's interleaved schedule table in order, without a division per entry: the
+// micro-batches run in groups of `group`, each group chunk after chunk (the last group may be shorter).
+class ScheduleChunks {
+public:
+    ScheduleChunks(int64_t ga, int64_t group, int64_t chunks)
+        : ga_(ga), group_(group), chunks_(chunks), in_group_(std::min(group, ga)) {}
+    int64_t chunk() const { return chunk_; }
+    void next() {
+        if (++in_chunk_ < in_group_) return;
+        in_chunk_ = 0;
+        if (++chunk_ < chunks_) return;
+        chunk_ = 0;
+        group_start_ += group_;
+        in_group_ = std::min(group_, ga_ - group_start_);
+    }
+
+private:
+    int64_t ga_, group_, chunks_, in_group_;
+    int64_t group_start_ = 0, chunk_ = 0, in_chunk_ = 0;
+};
+
+}  // namespace
+
 double interleaved_resident_bytes(const std::vector<double>& chunk_bytes, int64_t pp, int64_t rank, int64_t ga) {
     // Megatron-LM megatron/core/pipeline_parallel/schedules.py (forward_backward_pipelining_with_interleaving):
     // get_schedule_table runs the micro-batches in groups of microbatch_group_size_per_vp_stage, chunk after chunk
@@ -26,20 +51,15 @@ double interleaved_resident_bytes(const std::vector<double>& chunk_bytes, int64_
     // the pipeline size (megatron/core/model_parallel_config.py __post_init__). The peak is the largest sum of the
     // chunk activations that are live after a forward.
     const int64_t chunks = int64_t(chunk_bytes.size()), group = pp, total = ga * chunks;
-    auto chunk_of = [&](int64_t k) {   // the chunk of the k-th entry of the schedule table
-        const int64_t group_start = (k / (group * chunks)) * group;
-        const int64_t in_group = std::min(group, ga - group_start);   // the last group may be shorter
-        const int64_t offset = k - group_start * chunks;
-        return offset / in_group;
-    };
     const int64_t warmup = std::min(total, (pp - rank - 1) * 2 + (chunks - 1) * group);
-    double live = 0, peak = 0;
-    for (int64_t k = 0; k < warmup; ++k) live += chunk_bytes[size_t(chunk_of(k))];
-    peak = live;
-    for (int64_t k = 0; k + warmup < total; ++k) {
-        live += chunk_bytes[size_t(chunk_of(k + warmup))];
+    ScheduleChunks forward(ga, group, chunks), backward(ga, group, chunks);
+    double live = 0;
+    for (int64_t k = 0; k < warmup; ++k, forward.next()) live += chunk_bytes[size_t(forward.chunk())];
+    double peak = live;
+    for (int64_t k = 0; k + warmup < total; ++k, forward.next(), backward.next()) {
+        live += chunk_bytes[size_t(forward.chunk())];
         peak = std::max(peak, live);
-        live -= chunk_bytes[size_t(chunks - 1 - chunk_of(k))];
+        live -= chunk_bytes[size_t(chunks - 1 - backward.chunk())];
     }
     return peak;
 }
@@ -149,10 +169,11 @@ StageActivations stage_activations(const Job& job, const TrainingSetup& set, con
     }
     const double edges = edge_activations(job, set, sp, tokens, sp_div);
     total += edges;
-    out.in_flight = in_flight_micro_batches(par, set.grad_accumulation, stage);
     if (par.pp > 1 && par.pp_schedule == PipelineSchedule::interleaved && par.virtual_stages > 1 && total > 0) {
         const std::vector<double> chunks = chunk_activations(par, sp, out.per_block, edges);
         out.in_flight = interleaved_resident_bytes(chunks, par.pp, stage, set.grad_accumulation) / total;
+    } else {
+        out.in_flight = in_flight_micro_batches(par, set.grad_accumulation, stage);
     }
     const OffloadTarget offload = job.spec.offload.activations;
     out.resident = total * out.in_flight;

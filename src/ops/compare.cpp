@@ -40,9 +40,11 @@ int64_t micro_batch_for(int64_t global, int64_t mb, int64_t dp) {
     return 0;
 }
 
-// Layouts worth trying: the job's own first, then tensor parallel inside the node, ZeRO-3, and (on one node)
-// fewer GPUs when the global batch cannot be split over all of them.
-std::vector<Layout> layouts_to_try(const Layout& own, const SystemSpec& sys) {
+// Layouts worth trying: the job's own first, then tensor parallel inside the node, ZeRO-3, and fewer devices per
+// node when the global batch cannot be split over all of them: every count whose data-parallel size (over the
+// job's context-parallel groups) divides the global batch, largest first. Not only halvings: 16 of an NVL72
+// rack's 72 GPUs split a batch of 16, which no power-of-two share of 72 does.
+std::vector<Layout> layouts_to_try(const Layout& own, const SystemSpec& sys, int64_t global_batch, int64_t cp) {
     std::vector<Layout> out{own};
     auto add = [&](const Layout& l) {
         for (const auto& o : out)
@@ -58,11 +60,12 @@ std::vector<Layout> layouts_to_try(const Layout& own, const SystemSpec& sys) {
                 add({tp, 1, 3, per_node});
             }
     add({own.tp, own.pp, 3, per_node});
-    if (sys.nodes == 1)
-        for (int used = per_node / 2; used >= 1; used /= 2) {
-            add({1, 1, own.zero, used});
-            add({1, 1, 3, used});
-        }
+    for (int used = per_node - 1; used >= 1; --used) {
+        const int64_t devices = int64_t(used) * sys.nodes;
+        if (devices % cp != 0 || global_batch % (devices / cp) != 0) continue;
+        add({1, 1, own.zero, used});
+        add({1, 1, 3, used});
+    }
     return out;
 }
 
@@ -226,7 +229,8 @@ CompareRow compare_one(const Json& job_doc, const std::string& file, const std::
     const Layout own{sys.cpu_only ? 1 : get_int(par, "tp", 1), sys.cpu_only ? 1 : get_int(par, "pp", 1),
                      int(get_int(par, "zero", 0)), sys.devices_per_node};
     std::vector<Candidate> cands;
-    for (const Layout& l : layouts_to_try(own, sys)) cands.push_back(make_candidate(base, file, l, sys));
+    const int64_t global_batch = get_int(base["train"], "global_batch", 1), cp = std::max<int64_t>(1, get_int(par, "cp", 1));
+    for (const Layout& l : layouts_to_try(own, sys, global_batch, cp)) cands.push_back(make_candidate(base, file, l, sys));
     const Candidate* chosen = choose(cands);
     if (!chosen) {
         row.error = cands.front().error;

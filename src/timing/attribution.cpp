@@ -152,36 +152,33 @@ namespace {
 
 // What each resource is called on the system at hand: a CPU server has no tensor cores, HBM, kernel launches or
 // NVLink; its counterparts are the cores' matrix/vector units, DDR, per-op dispatch and the socket link.
-const std::vector<std::pair<Resource, const char*>>& weak_point_candidates(bool cpu) {
-    static const std::vector<std::pair<Resource, const char*>> gpu_names = {
-        {Resource::compute, "tensor-core (matmul) throughput"},
-        {Resource::memory_bandwidth, "HBM bandwidth"},
-        {Resource::launch_overhead, "host kernel-launch rate (torch.compile / CUDA graphs)"},
-        {Resource::gpu_interconnect, "GPU-to-GPU fabric bandwidth (NVLink)"},
-        {Resource::network, "inter-node network bandwidth per GPU"},
-        {Resource::pcie, "PCIe bandwidth"},
-        {Resource::host_memory, "host DDR bandwidth"},
-        {Resource::pipeline_bubble, "pipeline bubble (more micro-batches or interleaving)"},
-    };
-    static const std::vector<std::pair<Resource, const char*>> cpu_names = {
-        {Resource::compute, "core matmul throughput (AMX / AVX-512 / AVX2 units)"},
-        {Resource::memory_bandwidth, "DDR bandwidth of the socket"},
-        {Resource::launch_overhead, "per-op dispatch and thread-pool hand-offs (torch.compile, fewer ops)"},
-        {Resource::gpu_interconnect, "socket-to-socket link bandwidth"},
-        {Resource::network, "inter-node network bandwidth per socket"},
-        {Resource::pcie, "PCIe bandwidth"},
-        {Resource::host_memory, "page-fault and cross-socket copy rate of host memory"},
-        {Resource::pipeline_bubble, "pipeline bubble (more micro-batches or interleaving)"},
-    };
-    return cpu ? cpu_names : gpu_names;
-}
+struct WeakPointName {
+    Resource resource;
+    const char* on_gpu;
+    const char* on_cpu;
+};
+
+constexpr WeakPointName kWeakPointNames[] = {
+    {Resource::compute, "tensor-core (matmul) throughput", "core matmul throughput (AMX / AVX-512 / AVX2 units)"},
+    {Resource::memory_bandwidth, "HBM bandwidth", "DDR bandwidth of the socket"},
+    {Resource::launch_overhead, "host kernel-launch rate (torch.compile / CUDA graphs)",
+     "per-op dispatch and thread-pool hand-offs (torch.compile, fewer ops)"},
+    {Resource::gpu_interconnect, "GPU-to-GPU fabric bandwidth (NVLink)", "socket-to-socket link bandwidth"},
+    {Resource::network, "inter-node network bandwidth per GPU", "inter-node network bandwidth per socket"},
+    {Resource::pcie, "PCIe bandwidth", "PCIe bandwidth"},
+    {Resource::host_memory, "host DDR bandwidth", "page-fault and cross-socket copy rate of host memory"},
+    {Resource::pipeline_bubble, "pipeline bubble (more micro-batches or interleaving)",
+     "pipeline bubble (more micro-batches or interleaving)"},
+};
 
 }  // namespace
 
 std::vector<WeakPoint> weak_points(const Job& job, const MemoryResult& memory, const TimeResult& base) {
     std::vector<WeakPoint> out;
     const CommGroups groups = build_comm_groups(job);
-    for (const auto& [r, what] : weak_point_candidates(job.system.cpu_only)) {
+    for (const WeakPointName& name : kWeakPointNames) {
+        const Resource r = name.resource;
+        const char* what = job.system.cpu_only ? name.on_cpu : name.on_gpu;
         double step;
         if (r == Resource::pipeline_bubble) {
             double bubble = 0;

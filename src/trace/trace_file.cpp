@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -97,6 +98,8 @@ TraceTables run(const std::string& source, ByteSource pull, std::uint64_t total_
 }  // namespace
 
 TraceTables read_trace_file(const std::string& path, const ReadOptions& options) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a folder, not a trace file");
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
     if (!file) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
     std::uint64_t total = 0;

@@ -16,6 +16,7 @@ namespace fs = std::filesystem;
 namespace ftb {
 
 std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& file) {
+    if (text.find('\0') != std::string::npos) throw InputError(file, "", "not a text file (contains NUL bytes)");
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> row;
     std::string field;

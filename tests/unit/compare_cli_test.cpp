@@ -187,6 +187,21 @@ TEST(CompareCli, NodesSweepAddsARowPerCount) {
     EXPECT_LT(j["rows"][1]["time_to_train_seconds"].get<double>(), j["rows"][0]["time_to_train_seconds"].get<double>());
 }
 
+TEST(CompareCli, FewerDevicesPerNodeAreAnyCountThatSplitsTheBatch) {
+    // A batch of 16 on NVL72 racks (72 GPUs per node): no power-of-two share of 72 splits it, 16 and 8 do. Every
+    // node count gets a row that runs, and says what it used.
+    const Json j = compare_json({example("llama3.1-8b-lora-rtx4090.yaml"), "--hardware", "gb200-nvl72", "--nodes", "1,2"});
+    ASSERT_EQ(j["rows"].size(), 2u);
+    for (int i = 0; i < 2; ++i) {
+        const Json& row = j["rows"][i];
+        ASSERT_FALSE(row.contains("error")) << row["error"];
+        EXPECT_EQ(row["gpus"], 16);
+        EXPECT_NE(row["adapted"][0].get<std::string>().find(i == 0 ? "uses 16 of 72 GPUs" : "uses 8 of 72 GPUs"),
+                  std::string::npos)
+            << row["adapted"];
+    }
+}
+
 TEST(CompareCli, CsvHasAHeaderAndARowPerSystem) {
     const auto r = run_ftbound({"compare", compare_data("global-batch-1.yaml"), "--hardware",
                                 "dell-poweredge-r760xa-4x-h100-pcie,dell-poweredge-r760-2x-xeon-8480", "--csv"});

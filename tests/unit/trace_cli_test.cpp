@@ -59,6 +59,9 @@ TEST(TraceCli, BadInputsExitTwoWithAnErrorLine) {
     }
     CliRun missing = run_diagnose_cli("/nonexistent/trace.json");
     EXPECT_EQ(missing.code, 2);
+    CliRun folder = run_diagnose_cli(::testing::TempDir());
+    EXPECT_EQ(folder.code, 2);
+    EXPECT_NE(folder.err.find("is a folder, not a trace file"), std::string::npos) << folder.err;
 }
 
 TEST(TraceCli, PartialAnalysesWhatWasRead) {

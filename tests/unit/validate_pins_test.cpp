@@ -172,6 +172,13 @@ TEST(ValidatePins, BadPinsFilesNameFileRowAndField) {
     const std::string qualities = write_temp("qualities.csv",
         "cases,source,quantity,qualities,cases_predicted,max_mape_percent,max_beyond_30\nc.csv,all,mfu,best,2,1,0\n");
     EXPECT_THROW(read_pins(qualities), InputError);
+    const std::string binary = write_temp("binary.csv", std::string("cases,\0\x01\xff\n", 10));
+    try {
+        read_pins(binary);
+        ADD_FAILURE() << "a binary pins file was accepted";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("not a text file"), std::string::npos) << e.what();
+    }
 }
 
 }  // namespace
