@@ -10,7 +10,7 @@ void add_device_memory(const Job& job, MemoryResult& res, double host_heap_retai
     const ParallelSpec& par = job.spec.parallel;
     const DeviceSpec& dev = job.system.device;
     // GPU caching allocator: segments cached above the live peak (fragmentation, 2 MiB rounding of large
-    // blocks). CPU: glibc's heap keeps what the step's transient tensors freed.
+    // blocks). CPU: what glibc's heap holds beyond the live tensors (memory/host_heap.hpp).
     res.allocator_overhead_bytes = dev.kind == DeviceKind::gpu ? res.allocated_peak_bytes * fw.allocator_overhead_fraction
                                                                : host_heap_retained_bytes;
     res.reserved_peak_bytes =

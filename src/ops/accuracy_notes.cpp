@@ -15,7 +15,7 @@ const std::vector<GpuArch>& validated_gpu_architectures() {
 const std::vector<std::pair<std::string, QuotedRange>>& quoted_ranges() {
     static const std::vector<std::pair<std::string, QuotedRange>> ranges = {
         {"cpu_step", {"validation/measured/cpu-vm/cases.csv", "cpu-", "", "step_seconds", -22, 29, 11, 22}},
-        {"cpu_rss", {"validation/measured/cpu-vm/cases.csv", "cpu-", "", "device_used", -12, 17, 6, 22}},
+        {"cpu_rss", {"validation/measured/cpu-vm/cases.csv", "cpu-", "", "device_used", -18, 6, 4, 22}},
         {"qlora_step_bnb", {"validation/cases.csv", "lg-", "qlora", "iteration_seconds", -29, -5, 17, 8}},
         {"qlora_memory_bnb", {"validation/cases.csv", "lg-", "qlora", "allocated_peak", -7, -3, 5, 8}},
         {"qlora_tps_torchao", {"validation/cases.csv", "tune-", "qlora", "tokens_per_second", -20, -2, 9, 3}},
@@ -59,8 +59,8 @@ void cpu_notes(const Job& job, std::vector<std::string>& out) {
         "CPU server: against our own PyTorch 1.13 runs on a 2-core AMD EPYC VM (validation/measured/cpu-vm/, "
         "Llama models, full and LoRA, fp32, 1-2 threads; `ftbound validate validation/measured/cpu-vm/cases.csv`) "
         "with the rates `ftbound probe --torch` measured there, step times of {} configurations (23M-0.9B "
-        "parameters) are off by {} (MAPE {}%) and their peak RSS by {} (MAPE {}%; what glibc's heap keeps is an "
-        "assumption, src/memory/host_heap.cpp). {}",
+        "parameters) are off by {} (MAPE {}%) and their peak RSS by {} (MAPE {}%; what glibc's heap holds is a "
+        "replay of the step's allocations, src/memory/cpu_step_heap.cpp). {}",
         quoted("cpu_step").cases, span("cpu_step"), quoted("cpu_step").mape_pct, span("cpu_rss"),
         quoted("cpu_rss").mape_pct,
         probed ? fmt::format("This plan uses probed rates of {} ({} cores)", dev.name, dev.cores)
