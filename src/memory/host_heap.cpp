@@ -1,6 +1,9 @@
 #include "memory/host_heap.hpp"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <vector>
 
 namespace ftb {
 
@@ -20,6 +23,31 @@ CpuBlockShape block_shape(const LayerSpec& l, const TrainingSetup& set) {
     b.gated = l.ffn_kind == FfnKind::gated;
     b.lora_mask = set.adapters ? set.lora_mask : 0;
     return b;
+}
+
+// The replay's input as numbers, for the memo.
+std::vector<int64_t> shape_key(const CpuStepShape& s) {
+    std::vector<int64_t> key = {s.micro_batch, s.seq_len, s.vocab, s.element_bytes, s.param_bytes, s.full,
+                                s.lora_rank, s.tied_embedding, s.steps};
+    for (const CpuBlockShape& b : s.blocks)
+        key.insert(key.end(), {b.hidden, b.heads, b.kv_heads, b.head_dim, b.ffn, b.gated, int64_t(b.lora_mask)});
+    return key;
+}
+
+// A plan replans the same job many times (limits, recommendations): each shape is replayed once. The memo is
+// emptied when it reaches 4096 shapes (a size, not a measured figure: it bounds the memory of a long `serve`).
+CpuHeapFigures replay_once(const CpuStepShape& shape) {
+    static std::mutex mutex;
+    static std::map<std::vector<int64_t>, CpuHeapFigures> memo;
+    const std::vector<int64_t> key = shape_key(shape);
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (const auto it = memo.find(key); it != memo.end()) return it->second;
+    }
+    const CpuHeapFigures figures = replay_cpu_steps(shape);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (memo.size() >= 4096) memo.clear();
+    return memo.emplace(key, figures).first->second;
 }
 
 }  // namespace
@@ -43,7 +71,7 @@ CpuStepShape cpu_step_shape(const Job& job, const TrainingSetup& set, const Stag
 double glibc_heap_retained_bytes(const Job& job, const TrainingSetup& set, const StageMemory& s) {
     const CpuStepShape shape = cpu_step_shape(job, set, s);
     if (shape.blocks.empty()) return 0;
-    const CpuHeapFigures heap = replay_cpu_steps(shape);
+    const CpuHeapFigures heap = replay_once(shape);
     return double(heap.peak_resident_bytes - heap.peak_in_use_bytes);
 }
 

@@ -52,9 +52,9 @@ TEST(CpuStepHeap, InUsePeakCoversWeightsGradientsAndAdamWStates) {
 
 TEST(CpuStepHeap, MoreStepsHoldNoMore) {
     // The space one forward opens is reused by the next (heap_trace: steps 1 and 2 obtain no more than step 0).
-    CpuStepShape three = llama_23m(2, 256), eight = three;
+    CpuStepShape two = llama_23m(2, 256), eight = two;
     eight.steps = 8;
-    EXPECT_EQ(replay_cpu_steps(three).peak_resident_bytes, replay_cpu_steps(eight).peak_resident_bytes);
+    EXPECT_EQ(replay_cpu_steps(two).peak_resident_bytes, replay_cpu_steps(eight).peak_resident_bytes);
 }
 
 }  // namespace
