@@ -85,6 +85,11 @@ struct FrameworkProfile {
     // torchao's linear_nf4 (torchtune) keeps only the NF4 weight. A stock frozen linear keeps nothing
     // (autograd saves mm's input only for the weight gradient; measured: validation/measured/saved-tensors).
     bool quantized_linear_saves_input = true;
+    // DeepSpeed ZeRO-3 before 0.9 swaps torch.nn.functional.linear for its own autograd function once zero.Init is
+    // entered and never restores it (partition_parameters.py: `torch.nn.functional.linear = zero3_linear_wrap`, "This
+    // will persist unless manually reset"; the restore in shutdown_init_context is commented out); LinearFunctionForZeroStage3.forward
+    // (zero/linear.py) saves its input whether or not the weight trains, so every frozen nn.Linear keeps its input.
+    bool zero3_linear_saves_input = false;
     // FSDP wraps frozen and trainable parameters in one unit (use_orig_params=True): gradients are kept for the
     // whole unit, as if nothing were frozen (PyTorch FSDP docs, "FSDP has some constraints on freezing parameters").
     bool fsdp_unit_mixes_frozen = false;

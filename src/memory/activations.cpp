@@ -76,7 +76,11 @@ std::pair<double, double> projection_inputs(const LayerSpec& l, const Job& job, 
     // A frozen linear keeps no input: autograd saves mm's mat1 only for mat2's gradient (derivatives.yaml mm;
     // measured with saved_tensors_hooks, validation/measured/saved-tensors). A quantised one may (profile).
     const bool quantised_keeps = job.spec.train.method == Method::qlora && job.framework.quantized_linear_saves_input;
-    const bool keeps_inputs = trainable_weights || quantised_keeps;
+    // Under DeepSpeed ZeRO-3 before 0.9 every nn.Linear runs LinearFunctionForZeroStage3, which saves its input
+    // even for a frozen weight (profile zero3_linear_saves_input); bitsandbytes' 4-bit layers do not call F.linear.
+    const bool zero3_keeps = job.spec.parallel.zero >= 3 && job.framework.zero3_linear_saves_input &&
+                             job.spec.train.method != Method::qlora;
+    const bool keeps_inputs = trainable_weights || quantised_keeps || zero3_keeps;
     const bool fused_qkv = s.fused_qkv;
     const int qkv_linears = fused_qkv ? 1 : 3;
     const int qkv_adapters = fused_qkv ? ((lora & (kQ | kK | kV)) ? 1 : 0)

@@ -1,6 +1,7 @@
 // Activations saved for backward, per token of one block, counted per op the way autograd keeps
 // them. Elementwise ops save an input only when the gradient of another input needs it; a linear layer saves
-// its input only when its weight trains (or a quantised kernel keeps it: FrameworkProfile::quantized_linear_saves_input).
+// its input only when its weight trains (or a quantised kernel keeps it: FrameworkProfile::quantized_linear_saves_input;
+// or DeepSpeed ZeRO-3 before 0.9 replaced F.linear: FrameworkProfile::zero3_linear_saves_input).
 #pragma once
 #include "ftbound/memory.hpp"
 #include "memory/training_setup.hpp"

@@ -32,7 +32,7 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
                       "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "fsdp1_flat_gradients", "zero2_shards_params", "zero3_max_reuse_elements", "quantized_linear_saves_input",
                       "selective_recompute", "chunked_loss_output_chunks", "logits_freed_after_loss", "output_upcast_fp32",
                       "rmsnorm_upcast", "fused_swiglu", "qkv_split_views", "lora_qkv_zero_pad", "zero_contiguous_gradients",
-                      "zero3_offload_stages_partition", "zero3_single_rank_gathers"});
+                      "zero3_offload_stages_partition", "zero3_single_rank_gathers", "zero3_linear_saves_input"});
     if (auto v = m.get_choice("mixed_style", {"amp", "master"})) p.mixed_style = *v == "master" ? MixedStyle::master : MixedStyle::amp;
     p.mixed_grad_bytes = m.get_number("mixed_grad_bytes", 1, 8).value_or(p.mixed_grad_bytes);
     p.ddp_gradient_buckets = m.get_bool("ddp_gradient_buckets").value_or(p.ddp_gradient_buckets);
@@ -62,6 +62,7 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
     p.zero2_shards_params = m.get_bool("zero2_shards_params").value_or(p.zero2_shards_params);
     p.fsdp1_flat_gradients = m.get_bool("fsdp1_flat_gradients").value_or(p.fsdp1_flat_gradients);
     p.quantized_linear_saves_input = m.get_bool("quantized_linear_saves_input").value_or(p.quantized_linear_saves_input);
+    p.zero3_linear_saves_input = m.get_bool("zero3_linear_saves_input").value_or(p.zero3_linear_saves_input);
     p.selective_recompute = m.get_choice("selective_recompute", {"attention", "op"}).value_or(p.selective_recompute);
 }
 

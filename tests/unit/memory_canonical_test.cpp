@@ -293,6 +293,35 @@ TEST(MemoryCanonical, LoraUnderAutocastKeepsTheStreamInTheComputeDtype) {
     EXPECT_DOUBLE_EQ(layer_activation(l, full.model, full, f, true, true, 8).layer_input_per_token, 256);
 }
 
+TEST(MemoryCanonical, DeepSpeed08Zero3FrozenLinearsKeepTheirInputs) {
+    // DeepSpeed before 0.9 leaves F.linear replaced by LinearFunctionForZeroStage3 after zero.Init, and its forward
+    // saves the input whatever needs a gradient (zero/linear.py), so under ZeRO-3 the frozen base linears of a LoRA
+    // block keep their inputs too. fp32, adapters on q and v with dropout: the q/k/v input (the norm's output, 64 x 4
+    // = 256; the adapters keep only their dropped copies), o's (64 x 4), gate/up's shared input (64 x 4) and down's
+    // (128 x 4) -> 256 + 256 + 256 + 512 = 1,280 bytes per token more.
+    const std::vector<std::pair<std::string, std::string>> sets = {
+        {"train.method", "lora"}, {"train.lora.rank", "8"}, {"train.lora.targets", "[q_proj, v_proj]"},
+        {"train.lora.dropout", "0.1"}, {"train.precision", "fp32"}, {"train.weights", "pure"}, {"parallel.zero", "3"}};
+    const Job stock = tiny_job(sets);
+    Job patched = stock;
+    patched.framework.zero3_linear_saves_input = true;
+    const LayerSpec& l = stock.model.layers[0];
+    auto projections = [&](const Job& job) {
+        return layer_activation(l, job.model, job, derive_setup(job), false, true, 8).per_token.projections_in;
+    };
+    EXPECT_DOUBLE_EQ(projections(patched) - projections(stock), 1280);
+    // Without dropout the adapters read the q/k/v input itself, which the base linear now keeps as well: 1,024.
+    Job stock_nodrop = stock, patched_nodrop = patched;
+    stock_nodrop.spec.train.lora.dropout = patched_nodrop.spec.train.lora.dropout = 0;
+    EXPECT_DOUBLE_EQ(projections(patched_nodrop) - projections(stock_nodrop), 1024);
+    // Without ZeRO-3 no zero.Init runs and F.linear is the stock one.
+    Job zero2 = patched;
+    zero2.spec.parallel.zero = 2;
+    Job zero2_stock = stock;
+    zero2_stock.spec.parallel.zero = 2;
+    EXPECT_DOUBLE_EQ(projections(zero2), projections(zero2_stock));
+}
+
 TEST(MemoryCanonical, QloraNf4BytesPerWeight) {
     // NF4 with double quantisation: 0.5 + 1/64 (8-bit absmax per 64 weights) + 4/(64*256) (fp32 per 256
     // absmax blocks) = 0.515869140625 B per weight; without double quantisation 0.5 + 4/64 = 0.5625.
@@ -436,6 +465,8 @@ TEST(MemoryCanonical, DeepSpeedProfilesSayWhetherOneRankGathers) {
     const FrameworkProfile old = load_framework("deepspeed-0.8", "test", "train.framework");
     EXPECT_TRUE(old.zero3_offload_stages_partition);
     EXPECT_TRUE(old.zero3_single_rank_gathers);
+    EXPECT_FALSE(now.zero3_linear_saves_input);
+    EXPECT_TRUE(old.zero3_linear_saves_input);
     EXPECT_DOUBLE_EQ(old.zero_bucket_elements, now.zero_bucket_elements);
 }
 
