@@ -1,6 +1,7 @@
 // JobSpec: how the model is trained, normalised from the job file (CONTRACT.md "The job file").
 // Defaults are filled in by the reader from the named framework's profile, never by formulas.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -97,6 +98,7 @@ struct OffloadSpec {
 struct DataSpec {
     double tokens = 0;                 // per epoch
     double epochs = 1;
+    int64_t max_sample_tokens = 0;     // the longest tokenized sample (0 = unknown); sets the padded peak when unpacked
 };
 
 struct OpsSpec {
@@ -125,6 +127,16 @@ struct JobSpec {
     // Real (non-padding) tokens a sequence holds: all of seq_len when packed, else avg_seq_len.
     double real_tokens_per_sequence() const {
         return train.packing || train.avg_seq_len <= 0 ? double(train.seq_len) : train.avg_seq_len;
+    }
+    // The length a micro-batch is padded to at the memory peak: seq_len when packed or when the longest sample is
+    // unknown; unpacked, a padding collator pads each batch to its longest sample (torchtune
+    // torchtune/data/_collate.py padded_collate_sft; Hugging Face transformers DataCollatorWithPadding,
+    // padding=True = "longest"), so no batch is longer than the data's longest sample, rounded up to a multiple of
+    // cp (each context-parallel rank takes an equal part) and truncated to seq_len (max_seq_len).
+    int64_t padded_seq_len() const {
+        if (train.packing || data.max_sample_tokens <= 0) return train.seq_len;
+        const int64_t cp = parallel.cp > 0 ? parallel.cp : 1;
+        return std::min(train.seq_len, (data.max_sample_tokens + cp - 1) / cp * cp);
     }
 };
 

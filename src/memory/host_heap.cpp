@@ -56,7 +56,7 @@ CpuStepShape cpu_step_shape(const Job& job, const TrainingSetup& set, const Stag
     const ModelSpec& m = job.model;
     CpuStepShape shape;
     shape.micro_batch = job.spec.train.micro_batch;
-    shape.seq_len = job.spec.train.seq_len;
+    shape.seq_len = set.seq_len;   // the padded length at the peak (JobSpec::padded_seq_len)
     shape.vocab = m.vocab;
     shape.element_bytes = std::max<int64_t>(1, int64_t(set.bytes.act));
     shape.param_bytes = std::max<int64_t>(1, int64_t(set.full ? set.trainable_storage_bytes : set.frozen_storage_bytes));

@@ -40,6 +40,9 @@ int64_t max_seq_len(const Job& job) {
     Job trial = job;
     // Context parallelism splits the sequence: lengths come in multiples of cp.
     const int64_t step = trial.spec.parallel.cp;
+    // The longest padded length that fits: batches fill seq_len, whatever the data's longest sample (with it, the
+    // padded length would stop at data.max_sample_tokens and any seq_len would fit).
+    trial.spec.data.max_sample_tokens = 0;
     return largest_fitting(step, int64_t(1) << 24, [&](int64_t seq) {
         trial.spec.train.seq_len = seq;
         trial.spec.train.avg_seq_len = std::min<double>(trial.spec.train.avg_seq_len, double(seq));

@@ -94,7 +94,7 @@ std::pair<double, double> op_checkpoint_per_token(const LayerSpec& l, const Job&
     if (l.ffn_kind == FfnKind::gated) mms.push_back({i, true});
     mms.insert(mms.end(), {{i, true}, {h, false}});
     double tp = act * q + 4.0 * double(l.heads), rep = set.bytes.residual * h;
-    if (job.spec.train.attention == Attention::eager) tp += act * double(l.heads) * double(job.spec.train.seq_len);
+    if (job.spec.train.attention == Attention::eager) tp += act * double(l.heads) * double(set.seq_len);
     for (size_t k = 0; k < mms.size(); k += 2) (mms[k].tp_sharded ? tp : rep) += act * mms[k].width;
     return {tp, rep};
 }
@@ -144,7 +144,7 @@ StageActivations stage_activations(const Job& job, const TrainingSetup& set, con
         const LayerSpec& l = m.layers[size_t(li)];
         const bool trains = set.full && li >= set.first_trainable_layer;
         const bool needs_grad = set.adapters || li >= set.first_trainable_layer;
-        const LayerActivation a = layer_activation(l, m, job, set, trains, needs_grad, tr.seq_len);
+        const LayerActivation a = layer_activation(l, m, job, set, trains, needs_grad, set.seq_len);
         if (li == sp.first) out.first_block_per_token = a.per_token;
         const double tp_part = a.tp_sharded_per_token / tp;
         const double rep_part = (a.per_token.total() - a.tp_sharded_per_token) / sp_div;

@@ -156,7 +156,7 @@ Workspaces stage_workspaces(const Job& job, const TrainingSetup& set, const Stag
     const double tp = double(job.spec.parallel.tp);
     const double sp_div = job.spec.parallel.sequence_parallel ? tp : 1.0;
     const double tokens = double(set.tokens_per_micro_batch);
-    const double seq = double(tr.seq_len);
+    const double seq = double(set.seq_len);
     const LayerSpec& l0 = m.layers[size_t(sp.first)];
     const double i_width = double(l0.ffn_intermediate) * (l0.experts > 0 ? double(l0.experts_per_token) : 1.0);
     Workspaces w;

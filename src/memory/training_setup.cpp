@@ -198,7 +198,8 @@ TrainingSetup derive_setup(const Job& job) {
 
     const ParallelSpec& p = job.spec.parallel;
     s.grad_accumulation = job.spec.grad_accumulation();
-    s.tokens_per_micro_batch = t.micro_batch * t.seq_len / p.cp;
+    s.seq_len = job.spec.padded_seq_len();
+    s.tokens_per_micro_batch = t.micro_batch * s.seq_len / p.cp;
     s.dp_shard = p.dp;
     const std::string& a = job.model.architecture;
     s.fused_qkv = fw.fused_qkv || a == "gpt2" || a == "gpt_neox" || a == "mpt" || a == "falcon" || a == "bloom" ||

@@ -43,7 +43,8 @@ struct TrainingSetup {
     double master_bytes_per_param = 0;
     bool amp_weight_copies = false;    // fp32 weights cast to the compute dtype per matmul, kept for backward
     int64_t grad_accumulation = 1;
-    int64_t tokens_per_micro_batch = 0;   // per GPU (b * s / cp)
+    int64_t seq_len = 0;               // the micro-batch's padded length at the memory peak (JobSpec::padded_seq_len)
+    int64_t tokens_per_micro_batch = 0;   // per GPU (b * seq_len / cp)
     int64_t dp_shard = 1;              // ZeRO/FSDP sharding degree
     bool fused_qkv = false;            // one q/k/v projection: the family's module layout or the framework's
 };

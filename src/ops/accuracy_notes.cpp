@@ -70,16 +70,25 @@ void cpu_notes(const Job& job, std::vector<std::string>& out) {
                              sys.sockets, dev.name, dev.cores)));
 }
 
-// Unpacked data padded per batch: the memory walk holds every sequence at seq_len (memory/ has no per-batch
-// length), so the planned peak is the bound a batch padded to seq_len reaches. A padding collator pads to the
-// batch's longest sample (torchtune padded_collate_sft, Hugging Face DataCollatorWithPadding), so the run peaks
-// at the longest batch it meets, which the job does not say (torchtune's Llama 3.2 3B unpacked baseline:
+// Unpacked data padded per batch: a padding collator pads to the batch's longest sample (torchtune
+// padded_collate_sft, Hugging Face DataCollatorWithPadding), so the run peaks at the longest batch it meets. With
+// data.max_sample_tokens the memory walk holds every sequence at that length (JobSpec::padded_seq_len); without
+// it, at seq_len, the bound a batch padded to seq_len reaches (torchtune's Llama 3.2 3B unpacked baseline:
 // 25.5 GiB measured against 61 GiB planned at max_seq_len 4096, validation/cases.csv).
-std::string unpacked_note(const TrainSpec& tr) {
-    return fmt::format("unpacked data (train.packing: false, avg_seq_len {:.0f} of seq_len {}): peak memory is planned "
-                       "with every sequence padded to seq_len, an upper bound; batches padded only to their longest "
-                       "sample peak lower, at the longest batch of the run (step time uses avg_seq_len)",
-                       tr.avg_seq_len, tr.seq_len);
+std::string unpacked_note(const JobSpec& js) {
+    const TrainSpec& tr = js.train;
+    const std::string avg = tr.avg_seq_len > 0 ? fmt::format("avg_seq_len {:.0f} of seq_len {}", tr.avg_seq_len, tr.seq_len)
+                                               : fmt::format("seq_len {}", tr.seq_len);
+    if (js.data.max_sample_tokens > 0)
+        return fmt::format("unpacked data (train.packing: false, {}): peak memory is planned with every sequence padded "
+                           "to {} tokens, the longest sample (data.max_sample_tokens {}), as a batch padded to its "
+                           "longest sample reaches; step time uses avg_seq_len",
+                           avg, js.padded_seq_len(), js.data.max_sample_tokens);
+    return fmt::format("unpacked data (train.packing: false, {}): peak memory is planned with every sequence padded to "
+                       "seq_len, an upper bound; batches padded only to their longest sample peak lower, at the longest "
+                       "batch of the run (give data.max_sample_tokens, the longest tokenized sample, to plan it there; "
+                       "step time uses avg_seq_len)",
+                       avg);
 }
 
 }  // namespace
@@ -98,8 +107,8 @@ std::vector<std::string> accuracy_notes(const Job& job) {
                                       to_string(arch), sys.device.name));
     }
     if (js.train.method == Method::qlora) out.push_back(qlora_note());
-    if (!js.train.packing && js.train.avg_seq_len > 0 && js.train.avg_seq_len < double(js.train.seq_len))
-        out.push_back(unpacked_note(js.train));
+    const bool shorter_avg = js.train.avg_seq_len > 0 && js.train.avg_seq_len < double(js.train.seq_len);
+    if (!js.train.packing && (shorter_avg || js.padded_seq_len() < js.train.seq_len)) out.push_back(unpacked_note(js));
     if (job.model.is_moe())
         out.push_back("mixture-of-experts: no measured case in validation/ (routing balance, expert GEMM shapes and "
                       "all-to-all traffic are modelled, not checked)");

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "ftbound/error.hpp"
 #include "spec/catalog.hpp"
 #include "spec/hf_config.hpp"
@@ -267,6 +269,10 @@ void read_data(const Fields& d, JobSpec& j) {
     d.reject_unknown(job_keys("data"));
     j.data.tokens = d.get_number("tokens", 0, 1e18).value_or(0);
     j.data.epochs = d.get_number("epochs", 0, 1e6).value_or(1);
+    j.data.max_sample_tokens = d.get_int("max_sample_tokens", 1, 1LL << 26).value_or(0);
+    if (j.data.max_sample_tokens > 0 && double(j.data.max_sample_tokens) < j.train.avg_seq_len)
+        d.fail("max_sample_tokens", "shorter than train.avg_seq_len (" + fmt::format("{:g}", j.train.avg_seq_len) +
+                                        "): the longest sample cannot hold fewer tokens than the average one");
 }
 
 // A storage tier by name (data/storage/; `nvme` is the node's own drives, `local-nvme`), or a mapping with a tier

@@ -32,7 +32,7 @@ const std::vector<JobKeySection>& job_key_sections() {
         {"hardware.intra_node",
          {"name", "aliases", "bandwidth_GBps", "latency_us", "achievable_fraction", "lanes", "generation", "count", "sources",
           "notes"}},
-        {"data", {"tokens", "epochs"}},
+        {"data", {"tokens", "epochs", "max_sample_tokens"}},
         {"ops",
          {"price_per_gpu_hour", "price_per_node_hour", "electricity_per_kwh", "pue", "checkpoint_storage",
           "data_storage", "failures_per_gpu_hour", "restart_seconds"}},

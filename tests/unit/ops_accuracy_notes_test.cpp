@@ -57,6 +57,12 @@ TEST(OpsAccuracyNotes, OutsideTheValidatedRangeIsSaid) {
         load_job(example("llama3.1-8b-lora-r760xa.yaml"), {"train.packing=false", "train.avg_seq_len=300"}));
     EXPECT_TRUE(mentions(unpacked, "upper bound"));
     EXPECT_TRUE(mentions(unpacked, "avg_seq_len 300 of seq_len 4096"));
+    EXPECT_TRUE(mentions(unpacked, "data.max_sample_tokens"));
+    // With the longest sample the peak is planned there, and the note says at what length.
+    const auto longest = accuracy_notes(load_job(example("llama3.1-8b-lora-r760xa.yaml"),
+                                                 {"train.packing=false", "train.avg_seq_len=300", "data.max_sample_tokens=1000"}));
+    EXPECT_TRUE(mentions(longest, "padded to 1000 tokens, the longest sample (data.max_sample_tokens 1000)"));
+    EXPECT_FALSE(mentions(longest, "upper bound"));
     EXPECT_TRUE(accuracy_notes(load_job(example("llama3.1-8b-lora-r760xa.yaml"),
                                         {"train.packing=false", "train.avg_seq_len=4096"})).empty());
     const auto cpu = accuracy_notes(load_job(plan_data("lora-8b-cpu-server.yaml")));
