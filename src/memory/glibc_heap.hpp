@@ -26,8 +26,9 @@
 // the optimizer at once. Measured with tools/groundtruth/heap_trace.py on this project's CPU VM: on 23M LoRA
 // 4 x 256 (one thread, --free-chunks), at the first forward's loss the main arena held 0.221 GiB free, 226 MiB of
 // it in 155 chunks of 0.75-1.5 MiB, just under the forward's 1.5 MiB (tokens x hidden) tensors, and later steps'
-// forwards held no more (the space opened in one forward is reused by the next); on 23M full 1 x 256 the heap
-// held 0.117 GiB beyond the live peak over three steps, the replay 0.119.
+// forwards held no more (the space opened in one forward is reused by the next). On 23M full 1 x 256
+// (--phases-only) the forward's free bytes match the replay's and the backward holds 0.05-0.10 GiB more than it:
+// backward's own small objects are not modelled (docs/validation.md, CPU).
 // Not modelled: the small objects themselves, other threads' arenas (PyTorch allocates a step's tensors on the
 // calling thread: CPU autograd runs on it).
 #pragma once

@@ -43,7 +43,9 @@ def print_free_chunks(label, histogram, min_total=2 ** 20):
             print(f"    {lo / 2 ** 20:8.2f} - {hi / 2 ** 20:8.2f} MiB: {count:4d} chunks, {size / 2 ** 20:8.1f} MiB")
 
 
-def traced_steps(model_name, method, micro_batch, seq_len, steps, threads, free_chunks=False):
+def traced_steps(model_name, method, micro_batch, seq_len, steps, threads, free_chunks=False, phases_only=False):
+    import contextlib
+
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from llama_torch import LlamaLM, apply_lora
@@ -66,20 +68,28 @@ def traced_steps(model_name, method, micro_batch, seq_len, steps, threads, free_
             samples.append((phase[0], in_use, obtained))
             return out
 
+    def phase_end():  # --phases-only: one sample as each phase ends, no Python between the ops
+        if phases_only:
+            samples.append((phase[0], *cpu_collect._mallinfo()))
+
     for step in range(steps):
-        with AfterEachOp():
+        with contextlib.nullcontext() if phases_only else AfterEachOp():
             phase[0] = f"step {step} zero_grad"
             opt.zero_grad(set_to_none=True)
+            phase_end()
             phase[0] = f"step {step} forward"
             if free_chunks and step == steps - 1:
                 print_free_chunks(f"at the start of step {step}'s forward", free_chunk_histogram())
             loss = model(tokens)
+            phase_end()
             if free_chunks and step == steps - 1:
                 print_free_chunks(f"at step {step}'s loss (the peak)", free_chunk_histogram())
             phase[0] = f"step {step} backward"
             loss.backward()
+            phase_end()
             phase[0] = f"step {step} optimizer"
             opt.step()
+            phase_end()
         del loss
     return samples
 
@@ -111,8 +121,12 @@ def main():
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--free-chunks", action="store_true", help="print malloc_info's free-chunk sizes at the last forward's start and loss")
+    ap.add_argument("--phases-only", action="store_true",
+                    help="sample only as each phase ends, with no Python after every op (the per-op hook's own small "
+                         "objects move what the heap holds; the phase peaks are then the ends of the phases)")
     args = ap.parse_args()
-    summarise(traced_steps(args.model, args.method, args.micro_batch, args.seq_len, args.steps, args.threads, args.free_chunks))
+    summarise(traced_steps(args.model, args.method, args.micro_batch, args.seq_len, args.steps, args.threads,
+                           args.free_chunks, args.phases_only))
 
 
 if __name__ == "__main__":
