@@ -138,6 +138,15 @@ struct JobSpec {
         const int64_t cp = parallel.cp > 0 ? parallel.cp : 1;
         return std::min(train.seq_len, (data.max_sample_tokens + cp - 1) / cp * cp);
     }
+    // The length an unpacked micro-batch is padded to on average: one sequence runs on its own length; for b, the
+    // expected longest of b lengths drawn uniformly on [0, 2*avg] (mean avg) is 2*avg*b/(b+1) (an assumption: the
+    // length distribution is not in the job), capped at padded_seq_len. seq_len when packed or avg_seq_len unset.
+    double expected_padded_seq_len() const {
+        if (train.packing || train.avg_seq_len <= 0) return double(train.seq_len);
+        const double b = double(train.micro_batch);
+        const double longest = double(padded_seq_len());
+        return b <= 1 ? std::min(longest, train.avg_seq_len) : std::min(longest, 2 * train.avg_seq_len * b / (b + 1));
+    }
 };
 
 const char* to_string(Method);

@@ -567,21 +567,12 @@ LayerWork layer_work(const LayerSpec& l, const ModelSpec& m, const WorkContext& 
     return out;
 }
 
-// Padded batches run on the longest sequence of the batch: one sequence runs on its own length; for more, the
-// expected longest of b lengths drawn uniformly on [0, 2*avg] (mean avg) is 2*avg*b/(b+1) (an assumption: the
-// length distribution is not in the job), capped at the padded length no batch exceeds (seq_len, or the data's
-// longest sample: JobSpec::padded_seq_len).
+// Padded batches run on the longest sequence of the batch (JobSpec::expected_padded_seq_len).
 MicroBatchShape micro_batch_shape(const Job& job) {
-    const TrainSpec& tr = job.spec.train;
     MicroBatchShape s;
     s.real_tokens_per_seq = job.spec.real_tokens_per_sequence();
-    s.compute_seq = double(tr.seq_len);
-    if (!tr.packing && tr.avg_seq_len > 0) {
-        const double b = double(tr.micro_batch);
-        const double longest = double(job.spec.padded_seq_len());
-        s.compute_seq = b <= 1 ? tr.avg_seq_len : std::min(longest, 2 * tr.avg_seq_len * b / (b + 1));
-    }
-    s.tokens_per_gpu = double(tr.micro_batch) * s.compute_seq / double(job.spec.parallel.cp);
+    s.compute_seq = job.spec.expected_padded_seq_len();
+    s.tokens_per_gpu = double(job.spec.train.micro_batch) * s.compute_seq / double(job.spec.parallel.cp);
     return s;
 }
 

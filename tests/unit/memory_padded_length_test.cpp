@@ -86,5 +86,16 @@ TEST(MemoryPaddedLength, MaxSeqLenLimitIsTheLongestPaddedLengthThatFits) {
     EXPECT_EQ(max_seq_len(unpacked("10")), max_seq_len(unpacked("")));
 }
 
+TEST(MemoryPaddedLength, ExpectedPaddedLengthIsTheLongestOfTheMicroBatchCapped) {
+    // One sample runs on its own length; two: 2*6*2/3 = 8; capped at the longest sample; packed: seq_len.
+    EXPECT_DOUBLE_EQ(tiny_job({{"train.seq_len", "32"}, {"train.micro_batch", "1"}, {"train.global_batch", "1"},
+                               {"train.packing", "false"}, {"train.avg_seq_len", "6"}})
+                         .spec.expected_padded_seq_len(),
+                     6);
+    EXPECT_DOUBLE_EQ(unpacked("").spec.expected_padded_seq_len(), 8);
+    EXPECT_DOUBLE_EQ(unpacked("7").spec.expected_padded_seq_len(), 7);
+    EXPECT_DOUBLE_EQ(packed("32").spec.expected_padded_seq_len(), 32);
+}
+
 }  // namespace
 }  // namespace ftb
