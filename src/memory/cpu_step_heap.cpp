@@ -227,12 +227,7 @@ int Forward::add(int a, int b) {
 // x @ W^T: the input is saved when the weight trains, the weight when the input needs a gradient.
 int Forward::linear(int x, int w) {
     const int64_t out_features = t_.bytes(w) / s_.param_bytes / (t_.bytes(x) / tokens() / s_.element_bytes);
-    const int out = t_.make(act(out_features), t_.requires_grad(x) || t_.requires_grad(w));
-    Node n{out, {{x}, {w}}, {}, {}};
-    if (t_.requires_grad(w)) n.saved.push_back(x);
-    if (t_.requires_grad(x)) n.saved.push_back(w);
-    t_.record(std::move(n));
-    return out;
+    return matmul(x, w, act(out_features));
 }
 
 int Forward::matmul(int a, int b, int64_t out_bytes) {
