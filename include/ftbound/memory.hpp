@@ -1,6 +1,7 @@
 // The memory model (DESIGN.md §3): a walk through forward, backward and the optimizer step,
 // per GPU and per pipeline stage, tracking what is live.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,14 @@ struct MemoryWalk {
 
 // The whole walk. Pure: no I/O, no allocation beyond the result (and `walk`, when asked for).
 MemoryResult plan_memory(const Job& job, MemoryWalk* walk = nullptr);
+
+// A typical step: what a framework that logs each step's peak shows on most steps. Packed, every step has the
+// worst step's shape (nullopt). Unpacked with avg_seq_len, the job with every sequence padded to
+// JobSpec::expected_padded_seq_len, the length a typical micro-batch is padded to, where plan_memory(job) sizes
+// the longest batch the job allows (the OOM question).
+std::optional<Job> typical_step_job(const Job& job);
+// Its allocated peak; `worst` is plan_memory(job).
+double typical_step_allocated_peak_bytes(const Job& job, const MemoryResult& worst);
 
 // The central figure is within the capacity (what limits bisect on; the verdict may still say tight).
 inline bool within_capacity(const MemoryResult& m) { return m.margin_bytes >= 0; }

@@ -29,6 +29,7 @@ struct PlanOptions {
 struct Plan {
     MemoryResult memory;
     MemoryWalk memory_walk;           // memory through the step at the peak's pipeline stage (for reports)
+    double typical_step_allocated_peak_bytes = 0;   // typical_step_allocated_peak_bytes(job, memory)
     int64_t max_micro_batch = 0;
     int64_t max_seq_len = 0;
     std::vector<Change> fixes;        // changes that make a non-fitting job fit, least disruptive first

@@ -52,6 +52,7 @@ void add_storage_weak_points(const Job& job, Plan& plan) {
 Plan make_plan(const Job& job, const PlanOptions& options) {
     Plan plan;
     plan.memory = plan_memory(job, &plan.memory_walk);
+    plan.typical_step_allocated_peak_bytes = typical_step_allocated_peak_bytes(job, plan.memory);
     if (options.limits) {
         plan.max_micro_batch = max_micro_batch(job);
         plan.max_seq_len = max_seq_len(job);

@@ -227,6 +227,7 @@ OJson plan_json(const Job& job, const Plan& plan) {
     j["system"] = job.system.name;
     j["gpus"] = job.system.total_devices();
     j["memory"] = memory_json(plan.memory);
+    j["memory"]["typical_step_allocated_peak_bytes"] = std::llround(plan.typical_step_allocated_peak_bytes);
     j["memory"]["settings"] = memory_settings_json(job);
     j["limits"] = {{"max_micro_batch", plan.max_micro_batch}, {"max_seq_len", plan.max_seq_len}};
     j["step"] = step_json(t);
@@ -369,6 +370,11 @@ std::string text_memory(const Job& job, const Plan& plan) {
                m.host_capacity_bytes > 0 ? fmt_percent(m.host_bytes / m.host_capacity_bytes) : "host size unknown"});
     out += t.str("  ");
     out += "\n  " + memory_verdict(job, m) + "\n";
+    if (plan.typical_step_allocated_peak_bytes < m.allocated_peak_bytes)
+        out += fmt::format("  typical step: micro-batches padded to about {:.0f} tokens (avg_seq_len {:.0f}, micro-batch {}) "
+                           "peak at {} of live tensors; the table sizes the longest batch the job allows ({} tokens)\n",
+                           std::ceil(js.expected_padded_seq_len()), js.train.avg_seq_len, js.train.micro_batch,
+                           fmt_bytes(plan.typical_step_allocated_peak_bytes), js.padded_seq_len());
     out += fmt::format("  limits: largest micro-batch that fits {}; longest sequence at micro-batch {}: {} tokens{}\n",
                        plan.max_micro_batch, js.train.micro_batch, plan.max_seq_len,
                        plan.max_seq_len > job.model.max_positions && job.model.max_positions > 0

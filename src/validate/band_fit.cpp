@@ -21,7 +21,7 @@ double half_width_fraction(const BandCase& c, const BandFractions& f) {
 }
 
 bool is_memory_quantity(const std::string& q) {
-    return q == "allocated_peak" || q == "reserved_peak" || q == "device_used";
+    return q == "allocated_peak" || q == "typical_step_allocated_peak" || q == "reserved_peak" || q == "device_used";
 }
 
 // Better: holds more cases when neither reaches the target; else the narrower of those that do.

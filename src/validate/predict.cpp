@@ -18,7 +18,7 @@ double bytes_in(const Job& job, double bytes, const std::string& unit) {
 }
 
 std::optional<MemoryFigure> memory_figure(const std::string& q) {
-    if (q == "allocated_peak") return MemoryFigure::allocated_peak;
+    if (q == "allocated_peak" || q == "typical_step_allocated_peak") return MemoryFigure::allocated_peak;
     if (q == "reserved_peak") return MemoryFigure::reserved_peak;
     if (q == "device_used") return MemoryFigure::device_used;
     return std::nullopt;
@@ -38,7 +38,9 @@ double figure_bytes(const MemoryResult& m, MemoryFigure f) {
 std::optional<double> predict_quantity(const Job& job, const std::string& q, const std::string& unit, std::string& why,
                                        std::optional<PredictedBand>* band) {
     if (const auto figure = memory_figure(q)) {
-        const MemoryResult m = plan_memory(job);
+        // A source that logs one step's peak of unpacked data measured a typical step.
+        const std::optional<Job> typical = q == "typical_step_allocated_peak" ? typical_step_job(job) : std::nullopt;
+        const MemoryResult m = plan_memory(typical ? *typical : job);
         const auto [low, high] = figure_band_bytes(m, *figure);
         if (band) *band = PredictedBand{bytes_in(job, low, unit), bytes_in(job, high, unit), band_parts(m, *figure)};
         return bytes_in(job, figure_bytes(m, *figure), unit);

@@ -15,7 +15,8 @@ struct PredictedBand {
 };
 
 // nullopt (with `why`) when the quantity is not predicted for this job. For the memory figures (allocated_peak,
-// reserved_peak, device_used) `band`, when given, receives the band the plan puts around the figure.
+// typical_step_allocated_peak, reserved_peak, device_used) `band`, when given, receives the band the plan puts
+// around the figure. typical_step_allocated_peak is the allocated peak of typical_step_job (ftbound/memory.hpp).
 std::optional<double> predict_quantity(const Job& job, const std::string& quantity, const std::string& unit,
                                        std::string& why, std::optional<PredictedBand>* band = nullptr);
 

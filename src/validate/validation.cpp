@@ -81,7 +81,8 @@ std::vector<ValidationCase> read_cases(const std::string& path) {
     for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
     for (const char* need : {"id", "job", "quantity", "measured", "unit"})
         if (!col.count(need)) throw InputError(path, "header", std::string("missing column '") + need + "'");
-    static const std::vector<std::string> quantities = {"allocated_peak", "reserved_peak", "device_used",
+    static const std::vector<std::string> quantities = {"allocated_peak", "typical_step_allocated_peak",
+                                                        "reserved_peak", "device_used",
                                                         "tokens_per_second_per_gpu", "tokens_per_second", "mfu",
                                                         "step_seconds", "iteration_seconds", "max_seq_len"};
     std::vector<ValidationCase> out;

@@ -97,5 +97,32 @@ TEST(MemoryPaddedLength, ExpectedPaddedLengthIsTheLongestOfTheMicroBatchCapped) 
     EXPECT_DOUBLE_EQ(packed("32").spec.expected_padded_seq_len(), 32);
 }
 
+TEST(MemoryPaddedLength, TypicalStepIsTheWalkAtTheExpectedPaddedLength) {
+    // Two sequences of average 6 pad to 8 on a typical step: the walk of every sequence at 8 tokens, below the
+    // longest batch the job allows (seq_len 32, or the longest sample 10).
+    const Job job = unpacked("");
+    const std::optional<Job> typical = typical_step_job(job);
+    ASSERT_TRUE(typical.has_value());
+    EXPECT_EQ(typical->spec.padded_seq_len(), 8);
+    const MemoryResult worst = plan_memory(job);
+    const double typical_peak = typical_step_allocated_peak_bytes(job, worst);
+    EXPECT_DOUBLE_EQ(typical_peak, plan_memory(packed("8")).allocated_peak_bytes);
+    // Where the activations decide the peak (2 x 2048 tokens allowed, 2 x 86 typical), the typical step is lower.
+    const Job long_allowed = tiny_job({{"train.seq_len", "2048"}, {"train.micro_batch", "2"},
+                                       {"train.global_batch", "2"}, {"train.packing", "false"},
+                                       {"train.avg_seq_len", "64"}});
+    const MemoryResult long_worst = plan_memory(long_allowed);
+    EXPECT_LT(typical_step_allocated_peak_bytes(long_allowed, long_worst), 0.5 * long_worst.allocated_peak_bytes);
+    // A longest sample of 7 is below the typical 8: every batch is the worst one.
+    EXPECT_FALSE(typical_step_job(unpacked("7")).has_value());
+}
+
+TEST(MemoryPaddedLength, TypicalStepOfPackedDataIsTheWorstStep) {
+    const Job job = packed("32");
+    EXPECT_FALSE(typical_step_job(job).has_value());
+    const MemoryResult worst = plan_memory(job);
+    EXPECT_DOUBLE_EQ(typical_step_allocated_peak_bytes(job, worst), worst.allocated_peak_bytes);
+}
+
 }  // namespace
 }  // namespace ftb

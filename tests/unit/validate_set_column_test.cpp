@@ -67,5 +67,22 @@ TEST(ValidateSetColumn, IterationSecondsIsTheStepOverItsAccumulationSteps) {
     EXPECT_DOUBLE_EQ(*iteration.predicted, *step.predicted / 4);
 }
 
+// typical_step_allocated_peak: one logged step's peak of unpacked data, planned at the typical padded length.
+TEST(ValidateSetColumn, TypicalStepAllocatedPeakIsPlannedAtTheTypicalPaddedLength) {
+    const std::string dir = spec_test::scratch_dir() + "/typical_step";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/tiny.json") << plan_test::tiny_job_document().dump();
+    const std::string unpacked = "\"train.seq_len=2048;train.packing=false;train.avg_seq_len=64\"";
+    std::ofstream(dir + "/cases.csv") << "id,job,quantity,measured,unit,source,note,quality,set\n"
+                                      << "t-worst,tiny.json,allocated_peak,1,GiB,test,,high," << unpacked << "\n"
+                                      << "t-typical,tiny.json,typical_step_allocated_peak,1,GiB,test,,high," << unpacked
+                                      << "\n";
+    const auto cases = read_cases(dir + "/cases.csv");
+    ASSERT_EQ(cases.size(), 2u);
+    const CaseResult worst = run_case(cases[0], dir), typical = run_case(cases[1], dir);
+    ASSERT_TRUE(worst.predicted && typical.predicted) << typical.skipped;
+    EXPECT_LT(*typical.predicted, *worst.predicted);
+}
+
 }  // namespace
 }  // namespace ftb
