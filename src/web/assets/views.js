@@ -97,6 +97,9 @@ FTB.views = (function () {
     var m = doc.memory, s = section(parent, 'Memory per GPU', 'memory');
     var f = figures(s);
     figure(f, 'allocated peak', 'memory.allocated_peak_bytes', m.allocated_peak_bytes, 'bytes');
+    if (m.typical_step_allocated_peak_bytes < m.allocated_peak_bytes)
+      figure(f, 'allocated peak of a typical step (unpacked data)', 'memory.typical_step_allocated_peak_bytes',
+             m.typical_step_allocated_peak_bytes, 'bytes');
     figure(f, 'reserved peak', 'memory.reserved_peak_bytes', m.reserved_peak_bytes, 'bytes');
     figure(f, 'device used', 'memory.device_used_bytes', m.device_used_bytes, 'bytes');
     figure(f, 'capacity', 'memory.capacity_bytes', m.capacity_bytes, 'bytes');
