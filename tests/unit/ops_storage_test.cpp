@@ -42,7 +42,8 @@ TEST(OpsStorage, NodeWithoutDrivesTakesOneDrive) {
 }
 
 TEST(OpsStorage, NamedTiersAndFiguresFromTheJob) {
-    StorageChoice nfs{"nfs"};
+    StorageChoice nfs;
+    nfs.tier = "nfs";
     const StorageTier t = resolve_storage(nfs, node_with_drives(4, 10, 20));
     EXPECT_DOUBLE_EQ(t.write_GBps_per_node, 1.2);
     EXPECT_DOUBLE_EQ(t.aggregate_write_GBps, 12.5);
@@ -55,7 +56,8 @@ TEST(OpsStorage, NamedTiersAndFiguresFromTheJob) {
     EXPECT_DOUBLE_EQ(c.read_GBps_per_node, 3);
     EXPECT_DOUBLE_EQ(c.aggregate_write_GBps, 0);
     // A tier with one figure replaced.
-    StorageChoice bigger{"parallel-fs"};
+    StorageChoice bigger;
+    bigger.tier = "parallel-fs";
     bigger.aggregate_write_GBps = 2000;
     EXPECT_DOUBLE_EQ(resolve_storage(bigger, node_with_drives(4, 10, 20)).aggregate_write_GBps, 2000);
 }
