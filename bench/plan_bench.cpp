@@ -14,6 +14,7 @@
 #include "ftbound/memory.hpp"
 #include "ftbound/plan.hpp"
 #include "ftbound/timing.hpp"
+#include "memory/host_heap.hpp"
 #include "report/plan_report.hpp"
 #include "spec/job_file.hpp"
 
@@ -35,7 +36,11 @@ constexpr JobFile kJobFiles[] = {
     {"val-mpt70b-512gpu-zero3", "validation/jobs/lf-h100-mpt70b-s2048-g512-mb8.yaml"},
     {"val-llama2-7b-lora-a100", "validation/jobs/lg-a100-40-llama2-7b-lora-mb1-g1.yaml"},
     {"val-llama3-405b-16k-gpu", "validation/jobs/llama3-h100-405b-g16384-cp16-s131072.yaml"},
+    {"cpu-0.9b-full", "validation/measured/cpu-vm/jobs/cpu-0.9b-full-fp32-b1-s128-t2.yaml"},
 };
+// CPU jobs: their plans replay the step's heap (memory/host_heap.hpp), memoised per shape for the process; the
+// *Cold benchmarks empty the memo before each plan, so they time what one `ftbound plan` pays.
+constexpr const char* kCpuJob = "cpu-0.9b-full";
 // The search sweeps this job (dp > 1 so every ZeRO stage is a real choice).
 constexpr const char* kSearchJob = "val-mpt70b-512gpu-zero3";
 
@@ -47,6 +52,15 @@ void set_rates(benchmark::State& state, double target_per_second) {
 
 void bm_plan_memory(benchmark::State& state, const ftb::Job* job) {
     for (auto _ : state) {
+        ftb::MemoryResult m = ftb::plan_memory(*job);
+        benchmark::DoNotOptimize(m);
+    }
+    set_rates(state, kTargetMemoryPlansPerSecond);
+}
+
+void bm_plan_memory_cold(benchmark::State& state, const ftb::Job* job) {
+    for (auto _ : state) {
+        ftb::forget_cpu_heap_replays();
         ftb::MemoryResult m = ftb::plan_memory(*job);
         benchmark::DoNotOptimize(m);
     }
@@ -86,6 +100,16 @@ void bm_weak_points_only(benchmark::State& state, const ftb::Job* job) {
 // What `ftbound plan` computes (limits bisection, fit advice, weak points); no target, for the CLI budget.
 void bm_make_plan(benchmark::State& state, const ftb::Job* job) {
     for (auto _ : state) {
+        ftb::Plan p = ftb::make_plan(*job);
+        benchmark::DoNotOptimize(p);
+    }
+    state.counters["plans_per_second"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+// make_plan with no replay memoised: on a CPU job the limits' bisection replays about 30 heap shapes.
+void bm_make_plan_cold(benchmark::State& state, const ftb::Job* job) {
+    for (auto _ : state) {
+        ftb::forget_cpu_heap_replays();
         ftb::Plan p = ftb::make_plan(*job);
         benchmark::DoNotOptimize(p);
     }
@@ -199,6 +223,10 @@ int main(int argc, char** argv) {
         benchmark::RegisterBenchmark(("LoadJobWarmCatalog/" + names[i]).c_str(), bm_load_job, paths[i]);
         benchmark::RegisterBenchmark(("PlanText/" + names[i]).c_str(), bm_plan_text, job);
         benchmark::RegisterBenchmark(("PlanJson/" + names[i]).c_str(), bm_plan_json, job);
+        if (names[i] == kCpuJob) {
+            benchmark::RegisterBenchmark(("MakePlanCold/" + names[i]).c_str(), bm_make_plan_cold, job);
+            benchmark::RegisterBenchmark(("PlanMemoryCold/" + names[i]).c_str(), bm_plan_memory_cold, job);
+        }
         if (names[i] == kSearchJob)
             benchmark::RegisterBenchmark(("Search192/" + names[i]).c_str(), bm_search, job);
     }

@@ -16,6 +16,7 @@
 
 #include "ftbound/memory.hpp"
 #include "ftbound/timing.hpp"
+#include "memory/host_heap.hpp"
 #include "search/search.hpp"
 #include "spec/catalog.hpp"
 #include "spec/framework_support.hpp"
@@ -26,6 +27,7 @@ namespace {
 struct Case {
     ftb::Job job;
     ftb::SearchRequest request;
+    bool forget_memo = false;   // empty the CPU heap replays' memo before each search
 };
 
 unsigned threads() {
@@ -61,6 +63,23 @@ Case llama8b_lora_all_systems() {
     return c;
 }
 
+// A CPU-server search: the 0.9B CPU validation job on the Dell PowerEdge R760 (2x Xeon 8480, a data-parallel
+// rank per socket), 1-8 nodes. Each configuration's plan replays the step's heap (memory/host_heap.hpp); the memo
+// is emptied before each search so every iteration pays what one `ftbound search` does.
+Case cpu_server() {
+    Case c{ftb::load_job(std::string(FTBOUND_SOURCE_DIR) +
+                         "/validation/measured/cpu-vm/jobs/cpu-0.9b-full-fp32-b1-s128-t2.yaml"),
+           {}};
+    c.job.spec.train.global_batch = 16;   // a multiple of micro_batch x dp for the searched layouts
+    const std::string name = "dell-poweredge-r760-2x-xeon-8480";
+    c.request.systems = {{name, ftb::Catalog::instance().system(name, {"bench", "system"}), false}};
+    c.request.nodes = node_range(1, 8);
+    c.request.support = ftb::load_framework_support(c.job.spec.train.framework);
+    c.request.threads = threads();
+    c.forget_memo = true;
+    return c;
+}
+
 double process_cpu_seconds() {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
@@ -92,6 +111,7 @@ void bm_search(benchmark::State& state, const Case* c) {
     ftb::SearchResult r;
     double cpu = 0;
     for (auto _ : state) {
+        if (c->forget_memo) ftb::forget_cpu_heap_replays();
         const double start = process_cpu_seconds();
         r = ftb::run_search(c->job, c->request);
         cpu += process_cpu_seconds() - start;
@@ -104,6 +124,7 @@ void bm_search(benchmark::State& state, const Case* c) {
     state.counters["meshes"] = double(r.meshes);
     state.counters["threads"] = double(c->request.threads);
     state.counters["cpu_s"] = per_search;
+    state.counters["configs_per_cpu_s"] = double(r.evaluated) / per_search;
     state.counters["complete_plan_us"] = per_plan * 1e6;
     state.counters["memory_plan_us"] = per_memory_plan * 1e6;
     state.counters["x_complete_plans"] = per_search / per_plan;
@@ -119,6 +140,7 @@ int main(int argc, char** argv) {
     try {
         cases.emplace_back("Search/llama3.1-405b-full-1-2048xdgx-h100", llama405b());
         cases.emplace_back("Search/llama3.1-8b-lora-all-systems-1-8-nodes", llama8b_lora_all_systems());
+        cases.emplace_back("Search/cpu-0.9b-full-r760-1-8-nodes", cpu_server());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "search_bench: %s\n", e.what());
         return 1;

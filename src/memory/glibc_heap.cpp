@@ -61,9 +61,9 @@ GlibcHeap::Chunk GlibcHeap::take_chunk(int64_t bytes) {
 
 int64_t GlibcHeap::keep(const Chunk& c) {
     in_use_bytes_ += c.bytes + c.mapping_lead;
-    live_[next_handle_] = c;
+    chunks_.push_back(c);
     note_peaks();
-    return next_handle_++;
+    return int64_t(chunks_.size()) - 1;
 }
 
 // memalign's lead or tail: a small one stays in use (the assumption in the header), a larger one is freed.
@@ -80,10 +80,9 @@ void GlibcHeap::release_pieces() {
 }
 
 void GlibcHeap::release(int64_t handle) {
-    const auto it = live_.find(handle);
-    if (it == live_.end()) return;
-    const Chunk c = it->second;
-    live_.erase(it);
+    if (handle < 0 || handle >= int64_t(chunks_.size()) || chunks_[size_t(handle)].bytes < 0) return;
+    const Chunk c = chunks_[size_t(handle)];
+    chunks_[size_t(handle)].bytes = -1;
     in_use_bytes_ -= c.bytes + c.mapping_lead;
     if (!c.mmapped) return free_arena_chunk(c.address, c.bytes);
     mmapped_bytes_ -= c.bytes + c.mapping_lead;
@@ -93,19 +92,12 @@ void GlibcHeap::release(int64_t handle) {
     }
 }
 
-int64_t GlibcHeap::free_bytes() const {
-    int64_t total = 0;
-    for (const auto& [address, bytes] : free_by_address_) total += bytes;
-    return total;
-}
-
 // Best fit: the smallest free chunk that holds the request; the rest of it stays free.
 int64_t GlibcHeap::take_free_chunk(int64_t& bytes) {
-    const auto fit = free_by_size_.lower_bound({bytes, -1});
-    if (fit == free_by_size_.end()) return -1;
-    const auto [have, address] = *fit;
-    remove_free(address);
-    if (have - bytes >= kMinChunkBytes) add_free(address + bytes, have - bytes);
+    const auto [have, address] = free_.best_fit(bytes);
+    if (address < 0) return -1;
+    free_.remove(address, have);
+    if (have - bytes >= kMinChunkBytes) free_.add(address + bytes, have - bytes);
     else bytes = have;
     return address;
 }
@@ -123,19 +115,17 @@ int64_t GlibcHeap::take_from_top(int64_t bytes) {
 }
 
 void GlibcHeap::free_arena_chunk(int64_t address, int64_t bytes) {
-    const auto next = free_by_address_.find(address + bytes);
-    if (next != free_by_address_.end()) {
-        bytes += next->second;
-        remove_free(next->first);
+    if (const int64_t next = free_.bytes_at(address + bytes); next >= 0) {
+        free_.remove(address + bytes, next);
+        bytes += next;
     }
-    auto prev = free_by_address_.lower_bound(address);
-    if (prev != free_by_address_.begin() && (--prev)->first + prev->second == address) {
-        address = prev->first;
-        bytes += prev->second;
-        remove_free(address);
+    if (const int64_t prev = free_.start_ending_at(address); prev >= 0) {
+        free_.remove(prev, address - prev);
+        bytes += address - prev;
+        address = prev;
     }
     if (address + bytes == top_address_) top_address_ = address;
-    else add_free(address, bytes);
+    else free_.add(address, bytes);
     if (bytes >= kConsolidationBytes) trim_top();
 }
 
@@ -146,17 +136,6 @@ void GlibcHeap::trim_top() {
     const int64_t area = top - kMinChunkBytes - 1;
     if (area <= kTopPadBytes) return;
     arena_bytes_ -= (area - kTopPadBytes) / kPageBytes * kPageBytes;
-}
-
-void GlibcHeap::add_free(int64_t address, int64_t bytes) {
-    free_by_address_[address] = bytes;
-    free_by_size_.insert({bytes, address});
-}
-
-void GlibcHeap::remove_free(int64_t address) {
-    const auto it = free_by_address_.find(address);
-    free_by_size_.erase({it->second, address});
-    free_by_address_.erase(it);
 }
 
 void GlibcHeap::note_peaks() {

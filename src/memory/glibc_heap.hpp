@@ -33,11 +33,10 @@
 // calling thread: CPU autograd runs on it).
 #pragma once
 #include <cstdint>
-#include <map>
-#include <set>
-#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "memory/free_chunks.hpp"
 
 namespace ftb {
 
@@ -61,11 +60,11 @@ public:
     int64_t peak_resident_bytes() const { return peak_resident_bytes_; }
     int64_t peak_in_use_bytes() const { return peak_in_use_bytes_; }
     int64_t mmap_threshold_bytes() const { return mmap_threshold_; }
-    int64_t free_bytes() const;   // free chunks below the top
+    int64_t free_bytes() const { return free_.total_bytes(); }   // free chunks below the top
 
 private:
     struct Chunk {
-        int64_t address = 0, bytes = 0;
+        int64_t address = 0, bytes = 0;   // bytes -1: released
         bool mmapped = false;
         int64_t mapping_lead = 0;   // of a mapping: the bytes before the aligned chunk
     };
@@ -75,15 +74,11 @@ private:
     int64_t take_free_chunk(int64_t& chunk_bytes);   // -1 when none fits; a remainder under MINSIZE joins the chunk
     int64_t take_from_top(int64_t chunk_bytes);
     void free_arena_chunk(int64_t address, int64_t bytes);
-    void add_free(int64_t address, int64_t bytes);
-    void remove_free(int64_t address);
     void trim_top();
     void note_peaks();
 
-    std::map<int64_t, int64_t> free_by_address_;             // address -> bytes
-    std::set<std::pair<int64_t, int64_t>> free_by_size_;     // (bytes, address)
-    std::unordered_map<int64_t, Chunk> live_;
-    int64_t next_handle_ = 0;
+    FreeChunks free_;
+    std::vector<Chunk> chunks_;   // by handle
     int64_t top_address_ = 0;     // the top chunk runs from here to the break
     int64_t arena_bytes_ = 0;     // the break, from the arena's start at 0
     int64_t mmapped_bytes_ = 0;

@@ -36,16 +36,17 @@ std::vector<int64_t> shape_key(const CpuStepShape& s) {
 
 // A plan replans the same job many times (limits, recommendations): each shape is replayed once. The memo is
 // emptied when it reaches 4096 shapes (a size, not a measured figure: it bounds the memory of a long `serve`).
+std::mutex memo_mutex;
+std::map<std::vector<int64_t>, CpuHeapFigures> memo;
+
 CpuHeapFigures replay_once(const CpuStepShape& shape) {
-    static std::mutex mutex;
-    static std::map<std::vector<int64_t>, CpuHeapFigures> memo;
     const std::vector<int64_t> key = shape_key(shape);
     {
-        std::lock_guard<std::mutex> lock(mutex);
+        std::lock_guard<std::mutex> lock(memo_mutex);
         if (const auto it = memo.find(key); it != memo.end()) return it->second;
     }
     const CpuHeapFigures figures = replay_cpu_steps(shape);
-    std::lock_guard<std::mutex> lock(mutex);
+    std::lock_guard<std::mutex> lock(memo_mutex);
     if (memo.size() >= 4096) memo.clear();
     return memo.emplace(key, figures).first->second;
 }
@@ -66,6 +67,11 @@ CpuStepShape cpu_step_shape(const Job& job, const TrainingSetup& set, const Stag
     for (size_t b = 0; b < s.activations.per_block.size(); ++b)
         shape.blocks.push_back(block_shape(m.layers.at(size_t(s.first_block) + b), set));
     return shape;
+}
+
+void forget_cpu_heap_replays() {
+    std::lock_guard<std::mutex> lock(memo_mutex);
+    memo.clear();
 }
 
 double glibc_heap_retained_bytes(const Job& job, const TrainingSetup& set, const StageMemory& s) {

@@ -18,4 +18,7 @@ CpuStepShape cpu_step_shape(const Job& job, const TrainingSetup& set, const Stag
 // kernel less its largest sum of live chunks (peak RSS less malloc's peak bytes in use).
 double glibc_heap_retained_bytes(const Job& job, const TrainingSetup& set, const StageMemory& s);
 
+// Empties the memo of replayed shapes, so that a benchmark times the replays a fresh process makes.
+void forget_cpu_heap_replays();
+
 }  // namespace ftb
