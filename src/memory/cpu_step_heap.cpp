@@ -484,8 +484,10 @@ CpuHeapFigures replay_cpu_steps(const CpuStepShape& shape) {
         const int loss = Forward(tape, shape, model).loss();
         heap.hold_pieces(false);
         tape.backward(loss);
-        heap.release_pieces();    // the graph is gone
         adamw_step(tape, heap, model, step == 0, shape);
+        // backward() frees the graph's saved tensors, not its nodes: loss.grad_fn owns them (and their edges) until
+        // `loss` goes, which in cpu_collect.py's step() is when it returns, after opt.step().
+        heap.release_pieces();
         tape.drop(loss);
     }
     return {heap.peak_resident_bytes(), heap.peak_in_use_bytes()};

@@ -22,13 +22,18 @@
 // objects use (autograd nodes' edges, shared_ptr control blocks; they take such chunks first, from tcache and
 // the fastbins). While they are held (`hold_pieces`), a freed tensor's chunk cannot merge with them and is
 // 96 bytes short of the next request of its own size, so that request goes elsewhere. cpu_step_heap.cpp holds
-// the pieces of the forward, whose graph lives until backward has run, and frees the pieces of backward and
-// the optimizer at once. Measured with tools/groundtruth/heap_trace.py on this project's CPU VM: on 23M LoRA
-// 4 x 256 (one thread, --free-chunks), at the first forward's loss the main arena held 0.221 GiB free, 226 MiB of
-// it in 155 chunks of 0.75-1.5 MiB, just under the forward's 1.5 MiB (tokens x hidden) tensors, and later steps'
-// forwards held no more (the space opened in one forward is reused by the next). On 23M full 1 x 256
-// (--phases-only) the forward's free bytes match the replay's and the backward holds 0.05-0.10 GiB more than it:
-// backward's own small objects are not modelled (docs/validation.md, CPU).
+// the pieces of the forward, whose graph's nodes live as long as the loss tensor (backward() frees only their
+// saved tensors; cpu_collect.py's step() drops `loss` after opt.step()), and frees the pieces of backward and the
+// optimizer at once. tools/groundtruth/piece_holders.py (an LD_PRELOAD log of every malloc, 23M full 1 x 256, one
+// thread, three runs) supports both halves: of the small objects holding pieces of step 1's forward tensors and
+// still live after the forward, 188-197 were freed at `del loss` (after opt.step()), 84-117 during backward; of
+// the 489 backward tensors freed in backward, 28-50 had a piece still taken. tools/groundtruth/heap_trace.py on
+// this project's CPU VM: on 23M LoRA 4 x 256 (one thread, --free-chunks), at the first forward's loss the main arena
+// held 0.221 GiB free, 226 MiB of it in 155 chunks of 0.75-1.5 MiB, just under the forward's 1.5 MiB
+// (tokens x hidden) tensors, and later steps' forwards held no more (the space opened in one forward is reused by
+// the next). On 23M full 1 x 256 (--phases-only) the forward's free bytes match the replay's and at the end of
+// backward the process holds 0.05-0.10 GiB more free than the replay: what else backward's small objects hold is
+// not modelled (docs/validation.md, CPU).
 // Not modelled: the small objects themselves, other threads' arenas (PyTorch allocates a step's tensors on the
 // calling thread: CPU autograd runs on it).
 #pragma once

