@@ -30,5 +30,25 @@ TEST(MemoryPublishedRuns, EveryLlmFoundryBenchmarkConfigurationFits) {
     }
 }
 
+// Every public case's run trained (torchtune, LitGPT, PEFT, Megatron, Llama 3, Qwen, llm-foundry): none may be
+// planned as "does not fit" (tight is allowed: the capacity inside the band). Planned with the case's own settings.
+TEST(MemoryPublishedRuns, NoPublicRunIsPlannedAsNotFitting) {
+    const std::filesystem::path dir = std::filesystem::path(FTBOUND_SOURCE_DIR) / "validation";
+    size_t planned = 0;
+    for (const char* file : {"cases.csv", "qwen/cases.csv"}) {
+        const std::filesystem::path csv = dir / file;
+        std::set<std::pair<std::string, std::vector<std::string>>> jobs;
+        for (const auto& c : read_cases(csv.string())) jobs.insert({c.job, c.set});
+        for (const auto& [j, set] : jobs) {
+            const MemoryResult m = plan_memory(load_job((csv.parent_path() / j).string(), set));
+            EXPECT_NE(m.verdict, MemoryVerdict::does_not_fit)
+                << file << " " << j << ": " << m.device_used_bytes / 1073741824.0 << " GiB of "
+                << m.capacity_bytes / 1073741824.0;
+            ++planned;
+        }
+    }
+    EXPECT_GE(planned, 290u);
+}
+
 }  // namespace
 }  // namespace ftb
