@@ -102,6 +102,10 @@ struct FrameworkProfile {
     // FSDP1 (FlatParameter units): every syncing backward writes each unit's flat gradient from its views'
     // gradients, casts it to the reduce dtype and pre-divides it before the reduce-scatter (work_builder.cpp).
     bool fsdp1_flat_gradients = false;
+    // FSDP2 (fully_shard): each unit's post-backward keeps its reduce-scatter input (a copy of the unit's unsharded
+    // gradients, made before they are freed) alive until the next unit's post-backward, so while a unit's gradients
+    // form the previous unit's copy is still held (_fsdp_param_group.py post_backward: comm_ctx.reduce_scatter_state).
+    bool fsdp2_holds_reduce_scatter_input = false;
     // Time behaviour
     double host_overhead_per_kernel_us = 0;     // Python + dispatcher work per launched kernel (eager mode)
     // Threads each rank's optimizer step gets when it runs on the host (offload.optimizer: cpu) with torch.optim:

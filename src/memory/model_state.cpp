@@ -135,6 +135,11 @@ GradientBytes gradient_bytes(const Job& job, const TrainingSetup& set, const Sta
         const bool fsdp_units = params_sharded_at_rest(job);
         const double bucket = fsdp_units ? p.largest_layer * set.reduce_bytes : fw.zero_bucket_elements * set.grad_bytes;
         g.buffers = std::min(bucket, g.full);
+        // FSDP2: the previous unit's reduce-scatter input (its gradients, copied in before they were freed) is held
+        // until this unit's post-backward: _fsdp_collectives.py foreach_reduce returns it, post_backward keeps it
+        // in comm_ctx.reduce_scatter_state and drops it only at the next unit's post_backward. Full fine-tuning
+        // (LoRA units' trainable gradients are a small part of `bucket`, which already bounds them from above).
+        if (fsdp_units && fw.fsdp2_holds_reduce_scatter_input && !set.adapters) g.buffers += std::min(bucket, g.full);
     }
     add_contiguous_gradient_buffer(job, set, g);
     if (par.zero == 0 && par.dp > 1 && fw.ddp_gradient_buckets) g.buffers = g.full;   // DDP flat buckets

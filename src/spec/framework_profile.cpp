@@ -29,7 +29,7 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
     m.reject_unknown({"mixed_style", "mixed_grad_bytes", "ddp_gradient_buckets", "fused_qkv",
                       "fused_norm", "zero3_live_layers", "zero_bucket_elements", "allocator_overhead_fraction",
                       "nccl_buffer_bytes", "cross_entropy_live_copies", "qlora_quantizes_lm_head",
-                      "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "fsdp1_flat_gradients", "zero2_shards_params", "zero3_max_reuse_elements", "quantized_linear_saves_input",
+                      "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "fsdp1_flat_gradients", "fsdp2_holds_reduce_scatter_input", "zero2_shards_params", "zero3_max_reuse_elements", "quantized_linear_saves_input",
                       "selective_recompute", "chunked_loss_output_chunks", "logits_freed_after_loss", "output_upcast_fp32",
                       "rmsnorm_upcast", "fused_swiglu", "qkv_split_views", "lora_qkv_zero_pad", "zero_contiguous_gradients",
                       "zero3_offload_stages_partition", "zero3_single_rank_gathers", "zero3_linear_saves_input"});
@@ -61,6 +61,8 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
     p.zero3_max_reuse_elements = m.get_number("zero3_max_reuse_elements", 0, 1e13).value_or(p.zero3_max_reuse_elements);
     p.zero2_shards_params = m.get_bool("zero2_shards_params").value_or(p.zero2_shards_params);
     p.fsdp1_flat_gradients = m.get_bool("fsdp1_flat_gradients").value_or(p.fsdp1_flat_gradients);
+    p.fsdp2_holds_reduce_scatter_input =
+        m.get_bool("fsdp2_holds_reduce_scatter_input").value_or(p.fsdp2_holds_reduce_scatter_input);
     p.quantized_linear_saves_input = m.get_bool("quantized_linear_saves_input").value_or(p.quantized_linear_saves_input);
     p.zero3_linear_saves_input = m.get_bool("zero3_linear_saves_input").value_or(p.zero3_linear_saves_input);
     p.selective_recompute = m.get_choice("selective_recompute", {"attention", "op"}).value_or(p.selective_recompute);
