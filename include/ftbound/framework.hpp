@@ -112,6 +112,11 @@ struct FrameworkProfile {
     // torchrun sets OMP_NUM_THREADS=1 per process when nproc_per_node > 1. 0 = the node's cores shared by its
     // ranks (DeepSpeed's CPU Adam).
     int cpu_optimizer_threads_per_rank = 0;
+    // The recipe re-sizes torch's intra-op pool to the host's CPUs divided among the node's ranks before training
+    // (torchtune training.set_torch_num_threads: os.cpu_count() // world_size, called by the *_distributed recipes
+    // when fsdp_cpu_offload is set), overriding torchrun's OMP_NUM_THREADS=1; cpu_optimizer_threads_per_rank is then
+    // only the floor.
+    bool cpu_optimizer_threads_split_host = false;
     // Attention kernel generation the framework runs: 1 = FlashAttention(-1)/Triton port, 2 = FlashAttention-2
     // (torch SDPA's flash backend), 3 = FlashAttention-3 (Hopper).
     int attention_kernel = 2;

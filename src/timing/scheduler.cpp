@@ -180,7 +180,9 @@ double node_gpus(const SystemSpec& sys) {
 }
 
 // ZeRO-Offload: gradients down and parameters up over each GPU's path to host memory, all GPUs of a node at once.
-void schedule_offload_transfers(Schedule& s, const ScheduleInputs& in, double trainable_here) {
+// Without `upload_params` the updated parameters stay on the host and travel with each gather instead
+// (schedule_offload_streams).
+void schedule_offload_transfers(Schedule& s, const ScheduleInputs& in, double trainable_here, bool upload_params = true) {
     const SystemSpec& sys = in.job.system;
     if (sys.components.empty()) return;
     SystemSpec scaled = sys;
@@ -194,7 +196,7 @@ void schedule_offload_transfers(Schedule& s, const ScheduleInputs& in, double tr
         const int host = topo.host_memory_near(gc);
         if (host < 0) continue;
         down.push_back({gc, host, trainable_here * in.set.grad_bytes});
-        up.push_back({host, gc, trainable_here * in.set.bytes.weight_compute});
+        if (upload_params) up.push_back({host, gc, trainable_here * in.set.bytes.weight_compute});
     }
     double d2h = 0, h2d = 0;
     for (const auto& r : share_links(topo, down)) d2h = std::max(d2h, r.seconds);
@@ -425,9 +427,22 @@ double cpu_adamw_bytes_per_param(OptimizerImpl impl, double p, double g, double 
     return 4 * p + 2 * g + 18 * s;
 }
 
-// torch.optim stepping each rank's shard on the host (FSDP CPU offload), on the threads the launcher leaves each
-// rank: a rank streams at no more than its cores' own rate, and the node's ranks together at no more than the
-// sockets' DDR (kCpuStreamFraction of peak). Without a per-core figure for the host CPU, the sockets are shared.
+// Intra-op threads a rank steps its shard on: the launcher's (torchrun: OMP_NUM_THREADS=1), or, where the recipe
+// re-sizes the pool (torchtune set_torch_num_threads: os.cpu_count() // world_size), the host's cores split among
+// the node's ranks. os.cpu_count() counts SMT siblings too; the catalog gives physical cores, a lower bound that
+// only matters where the per-core rate, not the sockets' share, binds.
+double cpu_optimizer_threads(const ScheduleInputs& in) {
+    const FrameworkProfile& fw = in.job.framework;
+    const SystemSpec& sys = in.job.system;
+    double threads = fw.cpu_optimizer_threads_per_rank;
+    if (fw.cpu_optimizer_threads_split_host && sys.host_cpu.cores > 0)
+        threads = std::max(threads, std::floor(double(sys.host_cpu.cores) * double(std::max(1, sys.sockets)) / node_gpus(sys)));
+    return threads;
+}
+
+// torch.optim stepping each rank's shard on the host (FSDP CPU offload), on cpu_optimizer_threads: a rank streams
+// at no more than its cores' own rate, and the node's ranks together at no more than the sockets' DDR
+// (kCpuStreamFraction of peak). Without a per-core figure for the host CPU, the sockets are shared.
 double torch_cpu_optimizer_seconds(const ScheduleInputs& in, double trainable_here) {
     const SystemSpec& sys = in.job.system;
     const TrainingSetup& set = in.set;
@@ -435,7 +450,7 @@ double torch_cpu_optimizer_seconds(const ScheduleInputs& in, double trainable_he
     const double bytes = trainable_here * cpu_adamw_bytes_per_param(in.job.spec.train.optimizer_impl, p, set.grad_bytes, set.state_bytes);
     double rank_Bps = double(sys.sockets) * sys.host_cpu.memory_bandwidth_GBps * 1e9 * kCpuStreamFraction / node_gpus(sys);
     const double core_GBps = sys.host_cpu.core_memory_bandwidth_GBps;
-    if (core_GBps > 0) rank_Bps = std::min(rank_Bps, in.job.framework.cpu_optimizer_threads_per_rank * core_GBps * 1e9);
+    if (core_GBps > 0) rank_Bps = std::min(rank_Bps, cpu_optimizer_threads(in) * core_GBps * 1e9);
     rank_Bps *= in.scale[Resource::host_memory];
     return rank_Bps > 0 ? bytes / rank_Bps : 0;
 }
@@ -450,7 +465,12 @@ void schedule_optimizer_step(Schedule& s, const ScheduleInputs& in) {
     }
     if (in.job.framework.cpu_optimizer_threads_per_rank > 0) {
         s.ledger.add("CPU optimizer step (offloaded)", torch_cpu_optimizer_seconds(in, trainable_here), Resource::host_memory);
-        schedule_offload_transfers(s, in, trainable_here);
+        // FSDP2 CPUOffloadPolicy: the step updates the pinned host shard in place and every unshard copies it to
+        // the GPU before its all-gather (_fsdp_param.py FSDPParam.all_gather_inputs: `sharded_param_data.to(
+        // self.device, non_blocking=True)`), so there is no upload after the step: the per-gather copies are
+        // schedule_offload_streams'. The reduced gradients go down per unit (_fsdp_collectives.py foreach_reduce:
+        // `.to(torch.device("cpu"), non_blocking=True)` into pinned memory, awaited in finalize_backward).
+        schedule_offload_transfers(s, in, trainable_here, in.job.spec.offload.params == OffloadTarget::none);
         return;
     }
     // ZeRO-Offload: fp32 Adam on the host, bounded by DDR bandwidth shared by the node's GPUs (Ren et al. 2021).

@@ -15,6 +15,7 @@
 #include "spec/document.hpp"
 #include "spec/job_file.hpp"
 #include "system/collectives.hpp"
+#include "timing/rates.hpp"
 #include "timing/scheduler.hpp"
 
 namespace ftb {
@@ -463,14 +464,28 @@ TEST(TimingCanonical, CpuAdamwBytesPerParameterFollowTheImplementation) {
     EXPECT_DOUBLE_EQ(cpu_adamw_bytes_per_param(OptimizerImpl::foreach, 2, 2, 2), 48);
 }
 
-// torchtune's offloaded AdamW: one core per rank (torchrun's OMP_NUM_THREADS=1), so the step runs at the host CPU's
-// per-core rate (xeon-8480: 27.9 GB/s), not at a share of the sockets' DDR.
-TEST(TimingCanonical, TorchtuneCpuOffloadStepsEachShardOnOneCore) {
+// torchtune's offloaded AdamW: torchrun's OMP_NUM_THREADS=1 is overridden by the recipe's set_torch_num_threads()
+// (os.cpu_count() // world_size), so each rank steps on its share of the host's cores and the node's ranks together
+// stream at the sockets' DDR (xeon-8480: 2 x 307.2 GB/s x 0.85 over 8 ranks), not at one core's 27.9 GB/s.
+// FSDP2 leaves the updated shard on the host and copies it per gather: no upload after the step.
+TEST(TimingCanonical, TorchtuneCpuOffloadSplitsTheHostCoresAmongRanks) {
     const Planned p = plan(plan_test::tiny_job({{"train.framework", "torchtune"}, {"parallel.zero", "3"},
                                                 {"offload.optimizer", "cpu"}, {"offload.params", "cpu"},
                                                 {"train.global_batch", "8"}}, 8));
     ASSERT_EQ(p.job.system.host_cpu.name, "xeon-8480");
-    ASSERT_EQ(p.job.framework.cpu_optimizer_threads_per_rank, 1);
+    ASSERT_TRUE(p.job.framework.cpu_optimizer_threads_split_host);
+    const double shard = p.memory.trainable_params / 8;
+    const double rank_Bps = double(p.job.system.sockets) * 307.2e9 * kCpuStreamFraction / 8;
+    EXPECT_NEAR(phase_seconds(p.time, "CPU optimizer step (offloaded)"), shard * 14 / rank_Bps, 1e-12);
+    EXPECT_EQ(phase_seconds(p.time, "offload: parameters to GPU"), 0);
+}
+
+// Without the recipe's re-sizing the launcher's one thread per rank binds at the core's rate.
+TEST(TimingCanonical, CpuOffloadOnTheLaunchersOneThreadRunsAtTheCoreRate) {
+    Job job = plan_test::tiny_job({{"train.framework", "torchtune"}, {"parallel.zero", "3"}, {"offload.optimizer", "cpu"},
+                                   {"offload.params", "cpu"}, {"train.global_batch", "8"}}, 8);
+    job.framework.cpu_optimizer_threads_split_host = false;
+    const Planned p = plan(std::move(job));
     const double shard = p.memory.trainable_params / 8;
     EXPECT_NEAR(phase_seconds(p.time, "CPU optimizer step (offloaded)"), shard * 14 / 27.9e9, 1e-12);
 }
