@@ -1,5 +1,6 @@
 // `ftbound diagnose` end to end: exit codes, `error:` lines, nothing on stdout when failing, --partial.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <array>
@@ -14,8 +15,12 @@ struct CliRun {
     std::string out, err;
 };
 std::string data_path(const std::string& name) { return std::string(FTBOUND_TEST_DATA) + "/traces/" + name; }
+// ctest runs each test as its own process, several at once: every scratch path carries the process id.
+std::string scratch_path(const std::string& name) {
+    return ::testing::TempDir() + "ftb_trace_cli_" + std::to_string(getpid()) + "_" + name;
+}
 std::string tmp_file(const std::string& name, const std::string& bytes) {
-    std::string path = ::testing::TempDir() + "ftb_trace_cli_" + name;
+    std::string path = scratch_path(name);
     std::ofstream(path, std::ios::binary) << bytes;
     return path;
 }
@@ -26,7 +31,7 @@ std::string slurp(const std::string& path) {
     return ss.str();
 }
 CliRun run_diagnose_cli(const std::string& args) {
-    std::string err_path = ::testing::TempDir() + "ftb_trace_cli_stderr";
+    std::string err_path = scratch_path("stderr");
     std::string cmd = std::string(FTBOUND_BINARY) + " diagnose " + args + " 2>" + err_path;
     CliRun r{};
     FILE* p = popen(cmd.c_str(), "r");
