@@ -182,6 +182,25 @@ class MallocSampler:
 
 
 # ---- one training case (child process) ------------------------------------------------------------------
+def build_fp32_case(model_name, method, micro_batch, seq_len, threads):
+    """The grid's fp32 training setup, built in the order run_case builds it (the heap tools replay that order):
+    seeded model, LoRA adapters for a LoRA method, AdamW over what trains, one batch of tokens."""
+    import torch
+    sys.path.insert(0, HERE)
+    from llama_torch import LlamaLM, apply_lora
+
+    torch.manual_seed(0)
+    torch.set_num_threads(threads)
+    cfg = MODELS[model_name]
+    model = LlamaLM(cfg)
+    if method in LORAS:
+        lora = LORAS[method]
+        apply_lora(model, lora["targets"], lora["rank"], lora["alpha"])
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+    tokens = torch.randint(0, cfg["vocab_size"], (micro_batch, seq_len))
+    return model, opt, tokens
+
+
 def run_case(spec):
     stages = {}
     stages["start"] = _rss()

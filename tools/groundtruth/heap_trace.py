@@ -48,17 +48,8 @@ def traced_steps(model_name, method, micro_batch, seq_len, steps, threads, free_
 
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
-    from llama_torch import LlamaLM, apply_lora
 
-    torch.manual_seed(0)
-    torch.set_num_threads(threads)
-    cfg = cpu_collect.MODELS[model_name]
-    model = LlamaLM(cfg)
-    if method in cpu_collect.LORAS:
-        lora = cpu_collect.LORAS[method]
-        apply_lora(model, lora["targets"], lora["rank"], lora["alpha"])
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
-    tokens = torch.randint(0, cfg["vocab_size"], (micro_batch, seq_len))
+    model, opt, tokens = cpu_collect.build_fp32_case(model_name, method, micro_batch, seq_len, threads)
     samples, phase = [], ["init"]
 
     class AfterEachOp(TorchDispatchMode):

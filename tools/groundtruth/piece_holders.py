@@ -23,19 +23,10 @@ MARK = 987654000
 def child(model_name, method, micro_batch, seq_len, steps):
     sys.path.insert(0, HERE)
     import cpu_collect
-    import torch
-    from llama_torch import LlamaLM, apply_lora
     libc = ctypes.CDLL(None)   # the preloaded malloc, not libc's own
     libc.malloc.restype = ctypes.c_void_p
-    torch.manual_seed(0)
-    torch.set_num_threads(1)   # one thread: one arena
-    cfg = cpu_collect.MODELS[model_name]
-    model = LlamaLM(cfg)
-    if method in cpu_collect.LORAS:
-        lora = cpu_collect.LORAS[method]
-        apply_lora(model, lora["targets"], lora["rank"], lora["alpha"])
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
-    tokens = torch.randint(0, cfg["vocab_size"], (micro_batch, seq_len))
+    # one thread: one arena
+    model, opt, tokens = cpu_collect.build_fp32_case(model_name, method, micro_batch, seq_len, threads=1)
     libc.malloc(MARK)
     for step in range(steps):
         libc.malloc(MARK + 10 * step + 1)
