@@ -8,8 +8,9 @@ namespace ftb {
 
 std::optional<Job> typical_step_job(const Job& job) {
     const JobSpec& js = job.spec;
+    // Packed or without avg_seq_len the expected length is seq_len, which no padded length exceeds.
     const double typical_len = js.expected_padded_seq_len();
-    if (js.train.packing || js.train.avg_seq_len <= 0 || typical_len >= double(js.padded_seq_len())) return std::nullopt;
+    if (typical_len >= double(js.padded_seq_len())) return std::nullopt;
     Job typical = job;
     // padded_seq_len() then pads to this length (rounded up to a multiple of cp), as for a longest sample.
     typical.spec.data.max_sample_tokens = std::max<int64_t>(1, int64_t(std::ceil(typical_len)));
