@@ -106,6 +106,42 @@ struct FrameworkProfile {
     // gradients, made before they are freed) alive until the next unit's post-backward, so while a unit's gradients
     // form the previous unit's copy is still held (_fsdp_param_group.py post_backward: comm_ctx.reduce_scatter_state).
     bool fsdp2_holds_reduce_scatter_input = false;
+    // ZeRO/FSDP shards the model state over the data- and context-parallel ranks together: torchtitan applies
+    // fully_shard on the flattened dp_shard x cp mesh ("dp_shard_cp", parallelize_llama.py apply_fsdp).
+    bool zero_shards_over_cp = false;
+    // FSDP2 root unit: fully_shard(model) after the blocks puts the embedding, the final norm and the output head
+    // in one unit (torchtitan parallelize_llama.py apply_fsdp), unsharded by its pre-backward hook on the model's
+    // output and resharded only by its post-backward, after the embedding's backward: the whole root is gathered
+    // through backward, and so are its gradients until they are reduce-scattered at the end.
+    bool fsdp2_root_unit = false;
+    // FSDP2's collectives allocate on their own CUDA streams, and the caching allocator reuses a freed block only on
+    // the stream that allocated it (c10/cuda/CUDACachingAllocator.cpp: "Once freed, blocks can be re-allocated on
+    // the same stream, but not on any other stream"): the sharded gradients are views of the reduce-scatter output
+    // made on the reduce-scatter stream (_fsdp_collectives.py foreach_reduce: torch.as_strided(reduce_output, ...)),
+    // and each all-gather's output buffer is made on the all-gather copy-in stream (foreach_all_gather), so what
+    // those streams held at their peak stays reserved beside the compute stream's blocks.
+    bool fsdp2_stream_pools = false;
+    // torch.distributed.pipelining with FSDP2 units: every micro-batch's backward runs with
+    // set_requires_gradient_sync(False) and set_reshard_after_backward(False), and the last one reduce-scatters
+    // (stage.py backward_maybe_with_nosync, run_post_backward), so the stage's gradients accumulate unsharded in
+    // the reduce dtype (_fsdp_param.py to_accumulated_grad_if_needed); with reshard_after_forward False under
+    // pipelining (torchtitan apply_fsdp: "For PP, do not reshard after forward") the stage stays gathered.
+    bool pp_fsdp_accumulates_unsharded = false;
+    // The last pipeline stage keeps every micro-batch's output (the logits) until the step ends
+    // (torch/distributed/pipelining/stage.py forward_one_chunk: `if self.is_last: self.output_chunks.append(output)`).
+    bool pp_last_stage_keeps_outputs = false;
+    // The model's loss first takes a contiguous copy of the logits shifted by one position (Qwen modeling_qwen.py
+    // QWenLMHeadModel.forward and transformers' *ForCausalLM before 4.46: `shift_logits = logits[..., :-1,
+    // :].contiguous()`), freed with the loss; it changes where the loss's later tensors fit (loss_memory.cpp).
+    bool loss_shift_copy = false;
+    // With tensor parallelism the loss runs under torch's loss_parallel() on the vocabulary-sharded logits
+    // (torchtitan: ParallelDims enable_loss_parallel = not training.disable_loss_parallel; apply_tp output
+    // Shard(-1); train_context enters loss_parallel): the DTensor handlers' eager decompositions
+    // (memory/loss_memory.cpp).
+    bool tp_loss_parallel = false;
+    // Under train.compile the loss function is compiled too (torchtitan components/loss.py
+    // build_cross_entropy_loss: `loss_fn = torch.compile(loss_fn)` when training.compile).
+    bool compile_loss = false;
     // Time behaviour
     double host_overhead_per_kernel_us = 0;     // Python + dispatcher work per launched kernel (eager mode)
     // Threads each rank's optimizer step gets when it runs on the host (offload.optimizer: cpu) with torch.optim:

@@ -61,6 +61,10 @@ struct MemoryResult {
     double cuda_context_bytes = 0;
     double comm_buffer_bytes = 0;
     double allocator_overhead_bytes = 0;
+    // The caching allocator per stream (memory/device_memory.hpp): the compute stream's largest reservation over the
+    // step and what the collectives' own streams keep (FSDP2's all-gather outputs and sharded gradients).
+    double compute_stream_peak_bytes = 0;
+    double side_stream_pool_bytes = 0;
     double host_bytes = 0;         // host RAM per node for offloaded state and pinned buffers
     double host_capacity_bytes = 0;
     bool host_fits = true;

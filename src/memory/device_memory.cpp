@@ -9,10 +9,15 @@ void add_device_memory(const Job& job, MemoryResult& res, double host_heap_retai
     const FrameworkProfile& fw = job.framework;
     const ParallelSpec& par = job.spec.parallel;
     const DeviceSpec& dev = job.system.device;
-    // GPU caching allocator: segments cached above the live peak (fragmentation, 2 MiB rounding of large
-    // blocks). CPU: what glibc's heap holds beyond the live tensors (memory/host_heap.hpp).
-    res.allocator_overhead_bytes = dev.kind == DeviceKind::gpu ? res.allocated_peak_bytes * fw.allocator_overhead_fraction
-                                                               : host_heap_retained_bytes;
+    // GPU caching allocator: each stream's pool keeps what it mapped at its own peak (blocks are reused only on the
+    // stream that made them), so the reservation is the compute stream's high-water mark, holes included, plus the
+    // collectives' pools; above that, segments cached beyond the live blocks that the walk does not place
+    // (allocator_overhead_fraction of the allocated peak), and the 2 MiB rounding of large blocks. CPU: what
+    // glibc's heap holds beyond the live tensors (memory/host_heap.hpp).
+    const bool gpu = dev.kind == DeviceKind::gpu;
+    const double streams = std::max(res.allocated_peak_bytes, res.compute_stream_peak_bytes + res.side_stream_pool_bytes);
+    res.allocator_overhead_bytes = gpu ? streams - res.allocated_peak_bytes + res.allocated_peak_bytes * fw.allocator_overhead_fraction
+                                       : host_heap_retained_bytes;
     res.reserved_peak_bytes =
         std::ceil((res.allocated_peak_bytes + res.allocator_overhead_bytes) / (2.0 * 1048576)) * 2.0 * 1048576;
     // NCCL communicators: one per parallel dimension in use (data, tensor, pipeline, context, expert). CPU

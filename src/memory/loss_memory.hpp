@@ -11,6 +11,9 @@ struct LossMemory {
     double peak = 0;   // bytes at the loss peak
     double held = 0;   // bytes held through backward (the logits the loop keeps)
     double grad = 0;   // the logits' gradient when the head's backward starts (after the cross-entropy's)
+    // What the caching allocator maps for these tensors (>= peak): a freed tensor too small for the next one
+    // leaves a hole the later ones cannot use (memory/device_segment.hpp).
+    double reserved = 0;
 };
 
 // Zero on stages without the head.

@@ -45,10 +45,13 @@ StageMemory stage_memory(const Job& job, const TrainingSetup& set, const StageSp
 }
 
 // Pipeline stages that can hold the peak: the first (most in-flight micro-batches, the embedding), the last (the
-// head and the logits) and, with the embedding and the head counted as layers, a middle stage (the most blocks).
+// head and the logits) and the second: with the embedding and the head counted as layers, or with a split that
+// gives the first stage fewer blocks (torchtitan's generate_split_points), it holds the most blocks with one
+// micro-batch fewer in flight, and where gradients accumulate from the first backward (FSDP2 under pipelining) its
+// steady-state forwards meet them.
 std::vector<int64_t> candidate_stages(const ParallelSpec& par) {
     if (par.pp <= 1) return {0};
-    if (par.pp_edges_as_layers && par.pp > 2) return {0, 1, par.pp - 1};
+    if (par.pp > 2) return {0, 1, par.pp - 1};
     return {0, par.pp - 1};
 }
 
@@ -66,12 +69,17 @@ MemoryResult plan_memory(const Job& job, MemoryWalk* walk) {
     res.tokens_per_micro_batch = double(set.tokens_per_micro_batch);
 
     PhasePeak best;
-    double host_per_gpu = 0, heap_retained = 0;
+    double host_per_gpu = 0, heap_retained = 0, reserved_streams = -1;
     for (const int64_t stage : candidate_stages(job.spec.parallel)) {
         const StageSplit split = stage_split(layers, job.spec.parallel.pp, stage, job.spec.parallel.pp_edges_as_layers);
         const StageMemory s = stage_memory(job, set, split, stage);
         std::vector<MemoryWalkPoint> points;
         const PhasePeak peak = walk_step(job, s, walk ? &points : nullptr);
+        if (peak.compute_stream_peak + peak.side_stream_pools > reserved_streams) {
+            reserved_streams = peak.compute_stream_peak + peak.side_stream_pools;
+            res.compute_stream_peak_bytes = peak.compute_stream_peak;
+            res.side_stream_pool_bytes = peak.side_stream_pools;
+        }
         if (peak.total > best.total) {
             best = peak;
             res.peak_stage = int(stage);

@@ -56,6 +56,30 @@ double head_staging_bytes(const Job& job, const TrainingSetup& set, const StageP
     return p.head_weights * set.bytes.weight_compute / double(set.dp_shard);
 }
 
+// Parameters outside the blocks on this stage (the embedding, the final norm, the output head): FSDP2's root unit.
+double edge_params(const StageParams& p) { return p.trainable + p.frozen + p.quantised - p.blocks; }
+
+bool pipelined_fsdp2(const Job& job) {
+    return job.spec.parallel.pp > 1 && job.spec.parallel.zero >= 3 && job.framework.pp_fsdp_accumulates_unsharded;
+}
+
+// FSDP2's units beyond the prefetched blocks: under pipelining the stage stays gathered from its first
+// micro-batch's forward to the step's end (reshard_after_forward=False, no reshard after a non-final backward);
+// otherwise the root unit is gathered through backward. The all-gather outputs of the two largest units sit in the
+// all-gather stream's pool.
+void add_fsdp2_units(const Job& job, const TrainingSetup& set, const StageParams& p, WeightBytes& w) {
+    const FrameworkProfile& fw = job.framework;
+    const double edges = edge_params(p) * set.bytes.weight_compute;
+    const double block = p.largest_layer * set.bytes.weight_compute;
+    if (fw.fsdp2_stream_pools) w.all_gather_pool = std::max(edges, block) + std::min(edges, block);
+    if (pipelined_fsdp2(job)) {
+        w.gathered = (p.trainable + p.frozen) * set.bytes.weight_compute + p.quantised * set.quant_bytes_per_param;
+        w.head_gathered = 0;
+        return;
+    }
+    if (fw.fsdp2_root_unit) w.root_gathered = edges;
+}
+
 }  // namespace
 
 WeightBytes weight_bytes(const Job& job, const TrainingSetup& set, const StageParams& p) {
@@ -81,6 +105,7 @@ WeightBytes weight_bytes(const Job& job, const TrainingSetup& set, const StagePa
         w.head_gathered = p.head_weights * set.bytes.weight_compute + blocks_kept_across_the_turn(job, p) * p.largest_layer *
                                                                           set.bytes.weight_compute;
         w.head_staging = head_staging_bytes(job, set, p);
+        add_fsdp2_units(job, set, p, w);
     } else if (params_sharded_at_rest(job)) {
         // FSDP SHARD_GRAD_OP: each unit stays unsharded from its forward until after its backward
         // (torch/distributed/fsdp/api.py ShardingStrategy.SHARD_GRAD_OP), so at the peak the whole stage is gathered
@@ -114,6 +139,24 @@ void add_contiguous_gradient_buffer(const Job& job, const TrainingSetup& set, Gr
     g.buffers_kept = job.spec.parallel.zero >= 3;
 }
 
+// FSDP2: under pipelining the stage's gradients accumulate unsharded in the reduce dtype (one unit's gradient in
+// the parameters' dtype in flight before it is added); the root unit keeps the head's unsharded gradient until
+// its post-backward at the end; the sharded gradients are made on the reduce-scatter stream.
+void add_fsdp2_gradients(const Job& job, const TrainingSetup& set, const StageParams& p, GradientBytes& g) {
+    const FrameworkProfile& fw = job.framework;
+    if (job.spec.parallel.zero < 3 || job.spec.offload.optimizer != OffloadTarget::none || set.adapters) return;
+    if (fw.fsdp2_stream_pools) {
+        g.on_side_stream = true;
+        g.reduce_scatter_pool = g.resident + p.largest_layer * set.reduce_bytes / double(set.dp_shard);
+    }
+    if (pipelined_fsdp2(job)) {
+        g.accumulated = p.trainable * set.reduce_bytes;
+        g.buffers = p.largest_layer * set.bytes.weight_compute;
+        return;
+    }
+    if (fw.fsdp2_root_unit) g.root_unsharded = p.head_matrix * set.bytes.weight_compute;
+}
+
 }  // namespace
 
 GradientBytes gradient_bytes(const Job& job, const TrainingSetup& set, const StageParams& p) {
@@ -141,11 +184,12 @@ GradientBytes gradient_bytes(const Job& job, const TrainingSetup& set, const Sta
         // (LoRA units' trainable gradients are a small part of `bucket`, which already bounds them from above).
         if (fsdp_units && fw.fsdp2_holds_reduce_scatter_input && !set.adapters) g.buffers += std::min(bucket, g.full);
     }
+    add_fsdp2_gradients(job, set, p, g);
     add_contiguous_gradient_buffer(job, set, g);
     if (par.zero == 0 && par.dp > 1 && fw.ddp_gradient_buckets) g.buffers = g.full;   // DDP flat buckets
     // Optimizer in backward: gradients are consumed layer by layer, at most one block's worth exists.
     if (in_backward) g.resident = std::min(g.resident, p.largest_layer * set.grad_bytes);
-    g.persist = set.grad_accumulation > 1 && !in_backward;
+    g.persist = set.grad_accumulation > 1 && !in_backward && g.accumulated == 0;
     // The output head's gradient is formed first in backward. A head tied to the embedding is used twice, so
     // autograd's engine accumulates both uses in the AccumulateGrad node's input buffer and only hands the sum on
     // (post-accumulate-grad hooks included, i.e. the optimizer-in-backward step) after the embedding's backward,

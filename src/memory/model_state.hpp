@@ -12,6 +12,10 @@ struct WeightBytes {
     double gathered = 0;      // full blocks gathered by ZeRO-3/FSDP prefetch, in the compute dtype
     double head_gathered = 0; // ZeRO-3/FSDP: the output head's weight, gathered while the logits and the loss form
     double head_staging = 0;  // DeepSpeed ZeRO-3 offload: the head's partition staged on the device while it is gathered
+    double root_gathered = 0; // FSDP2 root unit (embedding, final norm, head): gathered from the head's backward to the end
+    // FSDP2 all-gather outputs, made on the all-gather copy-in stream: the largest two units at once (the one being
+    // copied out and the next one prefetched), in the dtype they travel in.
+    double all_gather_pool = 0;
     double amp_copies = 0;    // torch.amp low-precision copies of fp32 matmul weights, kept for backward
     double dequant = 0;       // QLoRA: one dequantised weight matrix in flight (with its unpacking temporaries)
     // auto-gptq: dequantised fp16 weights that matmul keeps for the input's gradient; `saved_in_forward`: from
@@ -31,6 +35,15 @@ struct GradientBytes {
     // gradients are sharded/offloaded), and whether it stays until the end of backward (tied to the embedding).
     double head = 0;
     bool head_held = false;
+    // Unsharded gradients in the reduce dtype accumulated over the pipeline's micro-batches (FSDP2 under
+    // torch.distributed.pipelining), from the first micro-batch's backward to the step's end; not at the optimizer step.
+    double accumulated = 0;
+    // FSDP2 root unit: the head's unsharded gradient, held from the head's backward until the root's post-backward.
+    double root_unsharded = 0;
+    // The sharded gradients live on the reduce-scatter stream (FrameworkProfile::fsdp2_stream_pools); that stream's
+    // pool also holds one unit's reduce-scatter output beyond them.
+    bool on_side_stream = false;
+    double reduce_scatter_pool = 0;
 };
 
 struct OptimizerBytes {

@@ -95,7 +95,12 @@ std::pair<double, double> op_checkpoint_per_token(const LayerSpec& l, const Job&
     mms.insert(mms.end(), {{i, true}, {h, false}});
     double tp = act * q + 4.0 * double(l.heads), rep = set.bytes.residual * h;
     if (job.spec.train.attention == Attention::eager) tp += act * double(l.heads) * double(set.seq_len);
-    for (size_t k = 0; k < mms.size(); k += 2) (mms[k].tp_sharded ? tp : rep) += act * mms[k].width;
+    // Eager, the policy's caching mode stores every MUST_SAVE output for the recompute to replay
+    // (torch/utils/checkpoint.py _CachingTorchDispatchMode). Compiled, the policy only tags the graph and the
+    // partitioner saves the tagged outputs that backward reads: the block's last matmul (the down projection) feeds
+    // only the residual add, whose backward reads nothing, so it is not kept.
+    const size_t saved_mms = job.spec.train.compile ? mms.size() - 1 : mms.size();
+    for (size_t k = 0; k < saved_mms; k += 2) (mms[k].tp_sharded ? tp : rep) += act * mms[k].width;
     return {tp, rep};
 }
 

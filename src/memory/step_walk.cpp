@@ -14,14 +14,20 @@ double cublas_workspace_bytes(const DeviceSpec& d) {
     return hopper_or_newer ? 32.0 * 1048576 : 4096.0 * 1024 * 2 + 16.0 * 1024 * 8;
 }
 
-void take_max(PhasePeak& best, const MemoryBreakdown& b, MemoryPhase phase) {
+// `side`: the part of `b` that lives in a collective stream's pool (FSDP2's sharded gradients); `holes`: what the
+// compute stream has mapped beyond its live blocks at this point.
+void take_max(PhasePeak& best, const MemoryBreakdown& b, MemoryPhase phase, double side = 0, double holes = 0) {
     const double t = b.allocated();
     if (t > best.total) {
         best.total = t;
         best.parts = b;
         best.phase = phase;
     }
+    best.compute_stream_peak = std::max(best.compute_stream_peak, t - side + holes);
 }
+
+// The sharded gradients that exist at a point of backward (FSDP2 makes them on its reduce-scatter stream).
+double side_stream_grads(const StageMemory& s, double formed) { return s.grads.on_side_stream ? formed : 0; }
 
 // Forward block by block, for reports: the other in-flight micro-batches' activations, this micro-batch's
 // saved tensors and autocast copies up to the block. `end` is the end of forward (the last block's point).
@@ -64,26 +70,30 @@ void walk_forward(const Job& job, const StageMemory& s, PhasePeak& best, std::ve
     b.weights_bytes = s.weights.stored + s.weights.gathered + s.weights.amp_copies + s.weights.dequant +
                       (s.weights.dequant_saved_in_forward ? s.weights.dequant_saved : 0) +
                       (s.has_head ? s.weights.head_gathered : 0);
-    b.gradients_bytes = (s.grads.persist ? s.grads.resident : 0) + (zero0 || s.grads.buffers_kept ? s.grads.buffers : 0);
+    const double persisting = s.grads.persist ? s.grads.resident : 0;
+    b.gradients_bytes = persisting + s.grads.accumulated + (zero0 || s.grads.buffers_kept ? s.grads.buffers : 0);
     b.optimizer_bytes = s.optimizer.resident;
     b.activations_bytes = s.activations.resident;
     b.logits_bytes = s.loss.peak;
     b.temporary_bytes = s.work.cublas + (s.has_head ? 0 : s.work.forward);
-    take_max(best, b, s.has_head ? MemoryPhase::loss : MemoryPhase::forward);
+    const double side = side_stream_grads(s, persisting);
+    take_max(best, b, s.has_head ? MemoryPhase::loss : MemoryPhase::forward, side,
+             s.has_head ? s.loss.reserved - s.loss.peak : 0);
     const MemoryBreakdown at_loss = b;
     // The head's backward, after the cross-entropy's: the logits' gradient (and any held logits) beside the head's
     // weight gradient in flight.
     MemoryBreakdown at_head = b;
     at_head.logits_bytes = s.loss.held + s.loss.grad;
-    at_head.gradients_bytes += head_grad_in_flight(job, s);
-    if (s.has_head) take_max(best, at_head, MemoryPhase::loss);
+    at_head.gradients_bytes += head_grad_in_flight(job, s) + s.grads.root_unsharded;
+    at_head.weights_bytes += s.weights.root_gathered - (s.weights.root_gathered > 0 ? s.weights.head_gathered : 0);
+    if (s.has_head) take_max(best, at_head, MemoryPhase::loss, side);
     b.logits_bytes = 0;
     const bool staged = s.has_head && s.weights.head_staging > 0;
     const MemoryBreakdown at_gather = head_gather_point(s, b);
-    if (staged) take_max(best, at_gather, MemoryPhase::loss);
+    if (staged) take_max(best, at_gather, MemoryPhase::loss, side);
     b.weights_bytes -= s.has_head ? s.weights.head_gathered : 0;
     b.temporary_bytes = s.work.cublas + s.work.forward;
-    take_max(best, b, MemoryPhase::forward);
+    take_max(best, b, MemoryPhase::forward, side);
     if (points) {
         forward_ramp(s, b, *points);
         if (staged) points->push_back({MemoryPhase::loss, -1, at_gather});
@@ -107,17 +117,19 @@ void walk_backward(const Job& job, const StageMemory& s, PhasePeak& best, std::v
     const double per_block_grads = n > 0 ? body_grads / double(n) : 0;
     const double per_block_copies = n > 0 ? s.weights.amp_copies / double(n) : 0;
     double remaining = s.activations.resident;
+    // FSDP2's root unit and its head gradient stay unsharded until the root's post-backward, after every block.
+    const double root_weights = s.weights.root_gathered, root_grads = s.grads.root_unsharded;
     for (size_t k = 0; k < n; ++k) {
         MemoryBreakdown b;
         b.weights_bytes = s.weights.stored + s.weights.gathered + s.weights.amp_copies - per_block_copies * double(k) +
-                          s.weights.dequant + s.weights.dequant_saved;
-        b.gradients_bytes =
-            (s.grads.persist ? s.grads.resident : head_kept + per_block_grads * double(k + 1)) + s.grads.buffers;
+                          s.weights.dequant + s.weights.dequant_saved + root_weights;
+        const double formed = s.grads.persist ? s.grads.resident : head_kept + per_block_grads * double(k + 1);
+        b.gradients_bytes = formed + s.grads.buffers + s.grads.accumulated + root_grads;
         b.optimizer_bytes = s.optimizer.resident;
         b.activations_bytes = remaining + s.activations.recompute_work;
         b.logits_bytes = s.loss.held;
         b.temporary_bytes = s.work.cublas + s.work.backward;
-        take_max(best, b, MemoryPhase::backward);
+        take_max(best, b, MemoryPhase::backward, side_stream_grads(s, formed));
         if (points) points->push_back({MemoryPhase::backward, int(s.first_block + int64_t(n - 1 - k)), b});
         // The block's saved tensors of this micro-batch are freed; other in-flight micro-batches keep theirs.
         if (!s.activations.offloaded) remaining = std::max(0.0, remaining - per_block[n - 1 - k]);
@@ -127,12 +139,12 @@ void walk_backward(const Job& job, const StageMemory& s, PhasePeak& best, std::v
     // head's gradient in the input buffer before the two are summed.
     MemoryBreakdown b;
     b.weights_bytes = s.weights.stored + s.weights.gathered + s.weights.dequant;
-    b.gradients_bytes = (s.grads.persist ? s.grads.resident : head_kept + per_block_grads * double(n)) +
-                        s.grads.buffers + s.grads.head;
+    const double formed = s.grads.persist ? s.grads.resident : head_kept + per_block_grads * double(n);
+    b.gradients_bytes = formed + s.grads.buffers + s.grads.head + s.grads.accumulated;
     b.optimizer_bytes = s.optimizer.resident;
     b.logits_bytes = s.loss.held;
     b.temporary_bytes = s.work.cublas;
-    take_max(best, b, MemoryPhase::backward);
+    take_max(best, b, MemoryPhase::backward, side_stream_grads(s, formed));
     if (points) points->push_back({MemoryPhase::backward, int(s.first_block), b});
 }
 
@@ -144,7 +156,7 @@ void walk_optimizer_step(const Job& job, const StageMemory& s, PhasePeak& best, 
     b.gradients_bytes = s.grads.resident + (job.spec.parallel.zero == 0 || s.grads.buffers_kept ? s.grads.buffers : 0);
     b.optimizer_bytes = s.optimizer.resident;
     b.temporary_bytes = s.optimizer.step_temp + s.work.cublas;
-    take_max(best, b, MemoryPhase::optimizer_step);
+    take_max(best, b, MemoryPhase::optimizer_step, side_stream_grads(s, s.grads.resident));
     if (points) points->push_back({MemoryPhase::optimizer_step, -1, b});
 }
 
@@ -174,6 +186,7 @@ PhasePeak walk_step(const Job& job, const StageMemory& s, std::vector<MemoryWalk
     walk_forward(job, s, best, points);
     walk_backward(job, s, best, points);
     walk_optimizer_step(job, s, best, points);
+    best.side_stream_pools = s.weights.all_gather_pool + s.grads.reduce_scatter_pool;
     return best;
 }
 

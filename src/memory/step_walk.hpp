@@ -36,6 +36,10 @@ struct PhasePeak {
     double total = -1;
     MemoryBreakdown parts;
     MemoryPhase phase = MemoryPhase::forward;
+    // The compute stream's reservation: its largest live sum (what lives in other streams' pools left out) plus the
+    // holes its allocation order leaves (the loss's); and what the collectives' streams hold at their own peaks.
+    double compute_stream_peak = -1;
+    double side_stream_pools = 0;
 };
 
 // The peak of the walk; with `points`, also every point of it in execution order (for reports).

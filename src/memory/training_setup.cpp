@@ -200,7 +200,7 @@ TrainingSetup derive_setup(const Job& job) {
     s.grad_accumulation = job.spec.grad_accumulation();
     s.seq_len = job.spec.padded_seq_len();
     s.tokens_per_micro_batch = t.micro_batch * s.seq_len / p.cp;
-    s.dp_shard = p.dp;
+    s.dp_shard = p.dp * (fw.zero_shards_over_cp ? p.cp : 1);
     const std::string& a = job.model.architecture;
     s.fused_qkv = fw.fused_qkv || a == "gpt2" || a == "gpt_neox" || a == "mpt" || a == "falcon" || a == "bloom" ||
                   a == "phi3";

@@ -32,7 +32,9 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
                       "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "fsdp1_flat_gradients", "fsdp2_holds_reduce_scatter_input", "zero2_shards_params", "zero3_max_reuse_elements", "quantized_linear_saves_input",
                       "selective_recompute", "chunked_loss_output_chunks", "logits_freed_after_loss", "output_upcast_fp32",
                       "rmsnorm_upcast", "fused_swiglu", "qkv_split_views", "lora_qkv_zero_pad", "zero_contiguous_gradients",
-                      "zero3_offload_stages_partition", "zero3_single_rank_gathers", "zero3_linear_saves_input"});
+                      "zero3_offload_stages_partition", "zero3_single_rank_gathers", "zero3_linear_saves_input",
+                      "zero_shards_over_cp", "fsdp2_root_unit", "fsdp2_stream_pools", "pp_fsdp_accumulates_unsharded",
+                      "pp_last_stage_keeps_outputs", "compile_loss", "tp_loss_parallel", "loss_shift_copy"});
     if (auto v = m.get_choice("mixed_style", {"amp", "master"})) p.mixed_style = *v == "master" ? MixedStyle::master : MixedStyle::amp;
     p.mixed_grad_bytes = m.get_number("mixed_grad_bytes", 1, 8).value_or(p.mixed_grad_bytes);
     p.ddp_gradient_buckets = m.get_bool("ddp_gradient_buckets").value_or(p.ddp_gradient_buckets);
@@ -66,6 +68,14 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
     p.quantized_linear_saves_input = m.get_bool("quantized_linear_saves_input").value_or(p.quantized_linear_saves_input);
     p.zero3_linear_saves_input = m.get_bool("zero3_linear_saves_input").value_or(p.zero3_linear_saves_input);
     p.selective_recompute = m.get_choice("selective_recompute", {"attention", "op"}).value_or(p.selective_recompute);
+    p.zero_shards_over_cp = m.get_bool("zero_shards_over_cp").value_or(p.zero_shards_over_cp);
+    p.fsdp2_root_unit = m.get_bool("fsdp2_root_unit").value_or(p.fsdp2_root_unit);
+    p.fsdp2_stream_pools = m.get_bool("fsdp2_stream_pools").value_or(p.fsdp2_stream_pools);
+    p.pp_fsdp_accumulates_unsharded = m.get_bool("pp_fsdp_accumulates_unsharded").value_or(p.pp_fsdp_accumulates_unsharded);
+    p.pp_last_stage_keeps_outputs = m.get_bool("pp_last_stage_keeps_outputs").value_or(p.pp_last_stage_keeps_outputs);
+    p.compile_loss = m.get_bool("compile_loss").value_or(p.compile_loss);
+    p.tp_loss_parallel = m.get_bool("tp_loss_parallel").value_or(p.tp_loss_parallel);
+    p.loss_shift_copy = m.get_bool("loss_shift_copy").value_or(p.loss_shift_copy);
 }
 
 void read_time(const Fields& t, FrameworkProfile& p) {
