@@ -77,8 +77,9 @@ LossBytes loss_parallel_loss(double V, double logit, bool freed) {
     return lb;
 }
 
-// Its tensors in order, per token, through one stream's segment: the extent they map.
-double loss_parallel_extent_per_token(double V, double logit, bool freed) {
+// Its tensors in order through one stream's segment (V: the logits' elements): what the segment maps beyond
+// their largest live sum (the holes).
+double loss_parallel_holes(double V, double logit, bool freed) {
     DeviceSegment seg;
     const int logits = seg.allocate(V * logit);
     const int copy = seg.allocate(V * 4);
@@ -98,7 +99,7 @@ double loss_parallel_extent_per_token(double V, double logit, bool freed) {
     seg.release(out);
     seg.allocate(V * logit);   // the cast back to the logits' dtype
     seg.release(grad);
-    return seg.mapped_bytes();
+    return seg.mapped_bytes() - seg.peak_live_bytes();
 }
 
 bool runs_loss_parallel(const Job& job) {
@@ -158,12 +159,12 @@ LossBytes loss_bytes(const Job& job, const TrainingSetup& s, double vocab_shard,
 }
 
 // The loss's vocabulary-sized tensors in the order they are made and freed, replayed through one stream's segment
-// (per token; the sizes scale together): the logits, the shifted copy where the model makes one, the cross-entropy's upcast copy when it computes in a wider
+// (V: the logits' elements): the logits, the shifted copy where the model makes one, the cross-entropy's upcast copy when it computes in a wider
 // dtype (freed once log_softmax has run: LogSoftmaxBackward keeps its output, ToCopyBackward nothing), the
 // log-softmax output, the logits released when the loop drops them, then backward's gradients (nll_loss's, then
 // log_softmax's, each new; the saved output and the first gradient go once log_softmax's backward has run) and the
-// cast back to the logits' dtype. Returns the segment's extent per token.
-double eager_loss_extent_per_token(double V, double logit, double ce, double live_copies, bool freed, bool shift_copy) {
+// cast back to the logits' dtype. Returns what the segment maps beyond their largest live sum (the holes).
+double eager_loss_holes(double V, double logit, double ce, double live_copies, bool freed, bool shift_copy) {
     DeviceSegment seg;
     const int logits = seg.allocate(V * logit);
     const int shifted = shift_copy ? seg.allocate(V * logit) : -1;
@@ -177,12 +178,12 @@ double eager_loss_extent_per_token(double V, double logit, double ce, double liv
     seg.release(out);
     if (grads.size() > 1) seg.release(grads.front());
     if (ce != logit) seg.allocate(V * logit);
-    return seg.mapped_bytes();
+    return seg.mapped_bytes() - seg.peak_live_bytes();
 }
 
 // torchtune's fp32 model output (the head's low-precision output, cast by the model and freed), then the eager
 // cross-entropy on it, the loop dropping the fp32 logits after the loss, and backward's casts back.
-double upcast_output_extent_per_token(double V, double head_bytes, double live_copies) {
+double upcast_output_holes(double V, double head_bytes, double live_copies) {
     DeviceSegment seg;
     const int head_out = seg.allocate(V * head_bytes);
     const int logits = seg.allocate(V * 4);
@@ -194,25 +195,23 @@ double upcast_output_extent_per_token(double V, double head_bytes, double live_c
     seg.release(out);
     if (grads.size() > 1) seg.release(grads.front());
     seg.allocate(V * head_bytes);
-    return seg.mapped_bytes();
+    return seg.mapped_bytes() - seg.peak_live_bytes();
 }
 
-// The loss tensors' reservation per token where their order is known (eager standard / fp32 upcast); else the peak.
-double loss_extent_per_token(const Job& job, const TrainingSetup& s, double V, const LossBytes& lb) {
+// The loss tensors' reservation: their peak plus the holes their order leaves where it is known (eager standard /
+// fp32 upcast / loss parallel). `tokens` rows of `V` logits each.
+double loss_reservation(const Job& job, const TrainingSetup& s, double V, double tokens, const LossBytes& lb) {
     const TrainSpec& t = job.spec.train;
     const FrameworkProfile& fw = job.framework;
-    if (t.loss != LossImpl::standard && t.loss != LossImpl::fp32_upcast) return lb.peak_per_token;
+    const double peak = lb.peak_per_token * tokens, n = V * tokens;
+    if (t.loss != LossImpl::standard && t.loss != LossImpl::fp32_upcast) return peak;
     const double logit = s.bytes.act;
-    if (runs_loss_parallel(job))
-        return std::max(lb.peak_per_token, loss_parallel_extent_per_token(V, logit, logits_freed(job)));
-    if (fw.output_upcast_fp32 && logits_freed(job)) {
-        if (t.compile) return lb.peak_per_token;
-        return std::max(lb.peak_per_token, upcast_output_extent_per_token(V, logit, fw.cross_entropy_live_copies));
-    }
-    if (t.compile && fw.compile_loss) return lb.peak_per_token;
+    if (runs_loss_parallel(job)) return peak + loss_parallel_holes(n, logit, logits_freed(job));
+    if (fw.output_upcast_fp32 && logits_freed(job))
+        return t.compile ? peak : peak + upcast_output_holes(n, logit, fw.cross_entropy_live_copies);
+    if (t.compile && fw.compile_loss) return peak;
     const double ce = (t.loss == LossImpl::fp32_upcast || s.bytes.autocast) ? 4 : logit;
-    const double extent = eager_loss_extent_per_token(V, logit, ce, fw.cross_entropy_live_copies, logits_freed(job), fw.loss_shift_copy);
-    return std::max(lb.peak_per_token, extent);
+    return peak + eager_loss_holes(n, logit, ce, fw.cross_entropy_live_copies, logits_freed(job), fw.loss_shift_copy);
 }
 
 }  // namespace
@@ -223,7 +222,7 @@ LossMemory loss_memory(const Job& job, const TrainingSetup& set, const StageSpli
     const double tokens = double(set.tokens_per_micro_batch);
     const LossBytes lb = loss_bytes(job, set, double(job.model.vocab) / double(job.spec.parallel.tp), double(job.model.hidden));
     out.peak = lb.peak_per_token * tokens + lb.workspace;
-    out.reserved = loss_extent_per_token(job, set, double(job.model.vocab) / double(job.spec.parallel.tp), lb) * tokens + lb.workspace;
+    out.reserved = loss_reservation(job, set, double(job.model.vocab) / double(job.spec.parallel.tp), tokens, lb) + lb.workspace;
     out.held = logits_freed(job) ? 0.0 : lb.held_per_token * tokens;
     if (job.spec.parallel.pp > 1 && job.framework.pp_last_stage_keeps_outputs) {
         // The earlier micro-batches' logits, kept in the stage's output_chunks until the step ends.

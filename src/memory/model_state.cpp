@@ -70,7 +70,8 @@ bool pipelined_fsdp2(const Job& job) {
 void add_fsdp2_units(const Job& job, const TrainingSetup& set, const StageParams& p, WeightBytes& w) {
     const FrameworkProfile& fw = job.framework;
     const double edges = edge_params(p) * set.bytes.weight_compute;
-    const double block = p.largest_layer * set.bytes.weight_compute;
+    const double q = p.largest_layer_quantised;   // gathered as stored (weight_bytes)
+    const double block = (p.largest_layer - q) * set.bytes.weight_compute + q * set.quant_bytes_per_param;
     if (fw.fsdp2_stream_pools) w.all_gather_pool = std::max(edges, block) + std::min(edges, block);
     if (pipelined_fsdp2(job)) {
         w.gathered = (p.trainable + p.frozen) * set.bytes.weight_compute + p.quantised * set.quant_bytes_per_param;

@@ -67,18 +67,23 @@ TEST(MemoryTorchtitan, CollectiveStreamsKeepTheAllGatherOutputsAndTheShardedGrad
 }
 
 TEST(MemoryTorchtitan, PipelinedFsdpKeepsTheStageGatheredAndAccumulatesFp32Gradients) {
-    // pp 2, dp 2, 2 micro-batches. Stage 0 holds the embedding (64,000) and block 0 (36,992): 100,992 parameters,
-    // gathered in bf16 from the first forward (201,984) beside the fp32 shards (100,992 x 4 / 2 = 201,984); their
-    // gradients accumulate unsharded in fp32 from the first backward (403,968), so the second micro-batch's forward
-    // sees them too, while the sharded gradients only form at the step's end.
+    // pp 2, dp 2, 2 micro-batches; the last stage holds the peak. It holds block 1 (36,992), the final norm (64) and
+    // the head (64,000): 101,056 parameters, gathered in bf16 from the first forward (202,112) beside the fp32
+    // shards (101,056 x 4 / 2 = 202,112); their gradients accumulate unsharded in fp32 from the first backward
+    // (404,224), so the second micro-batch's forward meets them, while the sharded gradients form at the step's end.
+    // The stage keeps the first micro-batch's bf16 logits (8,000 x 2 = 16,000) beside the second one's loss, whose
+    // logits the schedule also keeps: 14 bytes per logit (112,000), 128,000 in all.
     MemoryWalk walk;
     plan_memory(titan_job("torchtitan", {{"parallel.pp", "2"}, {"parallel.dp", "2"}, {"train.global_batch", "4"}}, 4),
                 &walk);
-    ASSERT_EQ(walk.stage, 0);
-    const MemoryWalkPoint* end_of_forward = find_point(walk, MemoryPhase::forward, 0);
+    ASSERT_EQ(walk.stage, 1);
+    const MemoryWalkPoint* end_of_forward = find_point(walk, MemoryPhase::forward, 1);
+    const MemoryWalkPoint* loss = find_point(walk, MemoryPhase::loss, -1);
     ASSERT_NE(end_of_forward, nullptr);
-    EXPECT_DOUBLE_EQ(end_of_forward->live.gradients_bytes, 403968);
-    EXPECT_DOUBLE_EQ(end_of_forward->live.weights_bytes, 201984 + 201984);
+    ASSERT_NE(loss, nullptr);
+    EXPECT_DOUBLE_EQ(end_of_forward->live.gradients_bytes, 404224);
+    EXPECT_DOUBLE_EQ(end_of_forward->live.weights_bytes, 202112 + 202112);
+    EXPECT_DOUBLE_EQ(loss->live.logits_bytes, 128000);
 }
 
 }  // namespace
