@@ -4,7 +4,8 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config
           libcli11-dev nlohmann-json3-dev libsimdjson-dev libfmt-dev libyaml-cpp-dev zlib1g-dev
           libgtest-dev libgmock-dev libvalijson-dev libtomlplusplus-dev libbenchmark-dev libopenblas-dev libhwloc-dev python3
-          libcpp-httplib-dev chromium)
+          libcpp-httplib-dev chromium
+          openmpi-bin libopenmpi-dev)   # Open MPI: `probe --cluster` and its mpirun test
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

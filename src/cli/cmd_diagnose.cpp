@@ -1,18 +1,22 @@
 // `ftbound diagnose TRACE.json[.gz]... [--json] [--plan JOB.yaml] [--set K=V]... [--partial]`: the measured
-// breakdown of a real run from PyTorch profiler traces, one file per rank (CONTRACT.md, docs/diagnose.md).
+// breakdown of a real run from PyTorch profiler traces, one file per rank (CONTRACT.md, docs/diagnose.md);
+// `--summary-out FILE` per rank and `--merge SUMMARY...` for thousands of ranks (docs/cluster.md).
 #include <cmath>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 
 #include "cli/command.hpp"
+#include "cluster/launcher_env.hpp"
 #include "ftbound/error.hpp"
 #include "ftbound/plan.hpp"
 #include "ftbound/plan_api.hpp"
 #include "spec/catalog_names.hpp"
 #include "spec/job_file.hpp"
 #include "trace/diagnose_report.hpp"
+#include "trace/diagnose_summary.hpp"
 #include "trace/trace_analysis.hpp"
 #include "trace/trace_file.hpp"
 #include "web/html_page.hpp"
@@ -28,6 +32,8 @@ struct DiagnoseOptions {
     bool partial = false;
     std::string plan_job;
     std::vector<std::string> overrides;
+    std::string summary_out;  // write this one trace's summary there
+    bool merge = false;       // the inputs are summaries (or folders of them)
 };
 
 // ---- --plan: the prediction set beside the measurement (planner interface: ftbound/plan_api.hpp) ----
@@ -110,24 +116,14 @@ PlanComparison compare_with_plan(const DiagnoseOptions& o, const trace::Measured
 }
 // ---- end of --plan ----
 
-int run_diagnose(const DiagnoseOptions& o) {
-    trace::ReadOptions read_options;
-    read_options.partial = o.partial;
-    std::vector<trace::TraceTables> tables;
-    tables.reserve(o.traces.size());
-    for (auto& path : o.traces) tables.push_back(trace::read_trace_file(path, read_options));
-
+// The report over the ranks' tables (read from traces, or the facts a summary keeps) and their analyses.
+int report(const DiagnoseOptions& o, const std::vector<trace::TraceTables>& tables, std::vector<trace::RankAnalysis> per_rank,
+           const std::vector<std::string>& files) {
     std::vector<const trace::TraceTables*> views;
-    std::vector<trace::RankAnalysis> per_rank;
     std::vector<trace::InputSummary> inputs;
     for (std::size_t i = 0; i < tables.size(); ++i) {
         views.push_back(&tables[i]);
-        inputs.push_back({o.traces[i], &tables[i]});
-        try {
-            per_rank.push_back(trace::analyse_rank(tables[i], static_cast<std::int64_t>(i), SIZE_MAX));
-        } catch (const InputError& e) {
-            throw InputError(o.traces[i], e.field(), e.reason());
-        }
+        inputs.push_back({files[i], &tables[i]});
     }
     const trace::Diagnosis d = trace::diagnose(views, std::move(per_rank), 10);
     const trace::MeasuredStep measured = trace::measured_step(d, views);
@@ -141,7 +137,7 @@ int run_diagnose(const DiagnoseOptions& o) {
         if (plan) j["plan"] = plan->json;
         out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
         if (!o.html.empty())
-            web::write_report(o.html, web::ReportKind::diagnose, out, "ftbound diagnose: " + o.traces.front());
+            web::write_report(o.html, web::ReportKind::diagnose, out, "ftbound diagnose: " + files.front());
     }
     if (!o.json) {
         out = trace::diagnosis_text(d, inputs, measured);
@@ -155,10 +151,78 @@ int run_diagnose(const DiagnoseOptions& o) {
     return 0;
 }
 
+std::vector<trace::TraceTables> read_traces(const DiagnoseOptions& o) {
+    trace::ReadOptions read_options;
+    read_options.partial = o.partial;
+    std::vector<trace::TraceTables> tables;
+    tables.reserve(o.traces.size());
+    for (auto& path : o.traces) tables.push_back(trace::read_trace_file(path, read_options));
+    return tables;
+}
+
+trace::RankAnalysis analyse(const trace::TraceTables& t, std::size_t index, const std::string& file) {
+    try {
+        // Every kernel kept (not only the top ten): merging ranks then sums each kernel exactly.
+        return trace::analyse_rank(t, static_cast<std::int64_t>(index), SIZE_MAX);
+    } catch (const InputError& e) {
+        throw InputError(file, e.field(), e.reason());
+    }
+}
+
+// `--summary-out FILE`: this rank's summary, for `--merge` later.
+int write_summary(const DiagnoseOptions& o) {
+    if (o.traces.size() != 1)
+        throw InputError(o.summary_out, "--summary-out",
+                         "one trace per summary (" + std::to_string(o.traces.size()) + " given): run one per rank");
+    const std::vector<trace::TraceTables> tables = read_traces(o);
+    // A trace without distributedInfo.rank takes the launcher's rank (one rank per trace under srun/mpirun).
+    const auto launch = cluster::launcher_from_environment(cluster::current_environment());
+    const trace::RankAnalysis r = analyse(tables.front(), launch ? static_cast<std::size_t>(launch->rank) : 0, o.traces.front());
+    std::ofstream f(o.summary_out, std::ios::binary | std::ios::trunc);
+    if (!f || !(f << trace::summary_json(o.traces.front(), tables.front(), r)) || !f.flush())
+        throw InputError(o.summary_out, "--summary-out", "cannot write the summary there");
+    std::cout << "rank " << r.rank << ": summary of " << o.traces.front() << " written to " << o.summary_out << "\n";
+    for (auto& t : tables)
+        if (!t.complete) std::cerr << "warning: partial trace analysed (" << t.stop_reason << ")\n";
+    return 0;
+}
+
+// `--merge SUMMARY...`: the report of all ranks from their summaries.
+int merge_summaries(const DiagnoseOptions& o) {
+    std::vector<trace::RankSummary> summaries = trace::read_summaries(o.traces);
+    std::vector<trace::TraceTables> tables;
+    std::vector<trace::RankAnalysis> per_rank;
+    std::vector<std::string> files;
+    tables.reserve(summaries.size());
+    for (auto& s : summaries) {
+        tables.push_back(std::move(s.facts));
+        per_rank.push_back(std::move(s.analysis));
+        files.push_back(std::move(s.trace_file));
+    }
+    return report(o, tables, std::move(per_rank), files);
+}
+
+int run_diagnose(const DiagnoseOptions& o) {
+    if (!o.summary_out.empty() && o.merge)
+        throw InputError("--summary-out", "--merge", "a run either writes one rank's summary or merges summaries");
+    if (!o.summary_out.empty()) return write_summary(o);
+    if (o.merge) return merge_summaries(o);
+    const std::vector<trace::TraceTables> tables = read_traces(o);
+    std::vector<trace::RankAnalysis> per_rank;
+    for (std::size_t i = 0; i < tables.size(); ++i) per_rank.push_back(analyse(tables[i], i, o.traces[i]));
+    return report(o, tables, std::move(per_rank), o.traces);
+}
+
 const Register kDiagnose{{"diagnose", "measured breakdown of a real run from PyTorch profiler traces (one per rank)",
                           [](CLI::App& sub) -> std::function<int()> {
                               auto o = std::make_shared<DiagnoseOptions>();
-                              sub.add_option("traces", o->traces, "TRACE.json[.gz], one per rank")->required();
+                              sub.add_option("traces", o->traces,
+                                             "TRACE.json[.gz], one per rank (with --merge: summaries, or folders of them)")
+                                  ->required();
+                              sub.add_option("--summary-out", o->summary_out,
+                                             "write this rank's small summary (one trace) for --merge, instead of the report");
+                              sub.add_flag("--merge", o->merge,
+                                           "the inputs are summaries from --summary-out: the report over all their ranks");
                               sub.add_flag("--json", o->json, "print one JSON document");
                               sub.add_option("--html", o->html,
                                              "also write the diagnosis as a self-contained HTML page with charts");

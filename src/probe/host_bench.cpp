@@ -42,18 +42,6 @@ double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-std::vector<int> allowed_cpus() {
-    std::vector<int> cpus;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-        for (int c = 0; c < CPU_SETSIZE; ++c)
-            if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    if (cpus.empty())
-        for (unsigned c = 0; c < std::max(1u, std::thread::hardware_concurrency()); ++c) cpus.push_back(static_cast<int>(c));
-    return cpus;
-}
-
 void pin_to(std::thread& t, int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -105,6 +93,18 @@ GemmRate time_gemm(RunOnce&& run_once, const HostBenchOptions& opt, int start_si
 }
 
 }  // namespace
+
+std::vector<int> allowed_cpus() {
+    std::vector<int> cpus;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    if (cpus.empty())
+        for (unsigned c = 0; c < std::max(1u, std::thread::hardware_concurrency()); ++c) cpus.push_back(static_cast<int>(c));
+    return cpus;
+}
 
 Measurement triad_bandwidth_GBps(int threads, double array_bytes, int repetitions) {
     std::vector<int> cpus = allowed_cpus();
@@ -187,18 +187,15 @@ std::optional<GemmRate> sgemm_rate(int threads, const HostBenchOptions& opt) {
 #endif
 }
 
-std::optional<GemmRate> bf16_gemm_rate(int threads, const HostBenchOptions& opt, std::string& skipped_reason) {
+std::optional<GemmRate> bf16_gemm_rate(int threads, const HostBenchOptions& opt, bool& native, std::string& skipped_reason) {
     // OpenBLAS built with BUILD_BFLOAT16 exports cblas_sbgemm (it uses AMX on CPUs that have it).
     using SbGemm = void (*)(int, int, int, int, int, int, float, const uint16_t*, int, const uint16_t*, int, float,
                             float*, int);
     auto sbgemm = reinterpret_cast<SbGemm>(dlsym(RTLD_DEFAULT, "cblas_sbgemm"));
-    bool kernel = cpu_has_avx512_bf16();
-    if (!sbgemm && !kernel) {
-        skipped_reason = "the CPU has no AVX512-BF16 and the BLAS has no cblas_sbgemm";
-        return std::nullopt;
-    }
+    const bool kernel = cpu_has_avx512_bf16();
+    native = sbgemm || kernel;
     std::vector<uint16_t> A, B;
-    std::vector<float> C;
+    std::vector<float> C, A32, B32;
     std::mt19937 rng(11);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     auto prepare = [&](int n) {
@@ -219,11 +216,32 @@ std::optional<GemmRate> bf16_gemm_rate(int threads, const HostBenchOptions& opt,
         };
         return time_gemm(run_once, opt, 512, "blas sbgemm");
     }
+    if (kernel) {
+        auto run_once = [&](int n) {
+            prepare(n);
+            bf16_gemm(A.data(), B.data(), C.data(), n, n, n, threads);
+        };
+        return time_gemm(run_once, opt, 512, "avx512-bf16 kernel (ftbound)");
+    }
+#ifdef FTBOUND_HAVE_BLAS
+    // No bf16 units: PyTorch then runs a bf16 matmul without them (ATen's cpublas::gemm falls back to its own
+    // kernel, pytorch aten/src/ATen/native/CPUBlas.cpp), computing in fp32. Timed here as what this CPU can do
+    // at best: both inputs widened to fp32 (each call), then the BLAS's sgemm.
+    (void)skipped_reason;  // measured: nothing skipped
+    set_blas_threads(threads);
     auto run_once = [&](int n) {
         prepare(n);
-        bf16_gemm(A.data(), B.data(), C.data(), n, n, n, threads);
+        A32.resize(A.size());
+        B32.resize(B.size());
+        for (size_t i = 0; i < A.size(); ++i) A32[i] = bf16_to_float(A[i]);
+        for (size_t i = 0; i < B.size(); ++i) B32[i] = bf16_to_float(B[i]);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A32.data(), n, B32.data(), n, 0.0f, C.data(), n);
     };
-    return time_gemm(run_once, opt, 512, "avx512-bf16 kernel (ftbound)");
+    return time_gemm(run_once, opt, 512, "bf16 converted to fp32 + blas sgemm (no bf16 units)");
+#else
+    skipped_reason = "the CPU has no AVX512-BF16, the BLAS has no cblas_sbgemm, and ftbound was built without a BLAS";
+    return std::nullopt;
+#endif
 }
 
 Measurement first_touch_GBps(int threads, double bytes, int repetitions) {
@@ -361,9 +379,43 @@ double last_level_cache_bytes(const std::string& root, int sockets) {
     return total;
 }
 
+int host_threads(int requested, std::string& from) {
+    if (requested > 0) {
+        from = "--threads";
+        return requested;
+    }
+    // PyTorch's intra-op pool and OpenMP BLAS builds take OMP_NUM_THREADS (torchrun sets it to 1 per process by
+    // default when it starts several): measure with what the job would get.
+    if (const char* v = std::getenv("OMP_NUM_THREADS"); v && std::atoi(v) > 0) {
+        from = "OMP_NUM_THREADS";
+        return std::atoi(v);
+    }
+    from = "every allowed CPU";
+    return static_cast<int>(allowed_cpus().size());
+}
+
+Threading blas_threading() {
+    Threading t;
+    for (const char* v : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_PROC_BIND",
+                          "OMP_PLACES", "KMP_AFFINITY"})
+        if (const char* x = std::getenv(v)) t.environment.emplace_back(v, x);
+    void* sgemm = dlsym(RTLD_DEFAULT, "cblas_sgemm");
+    Dl_info info{};
+    if (sgemm && dladdr(sgemm, &info) && info.dli_fname) t.blas_library = info.dli_fname;
+    // OpenBLAS's own queries (openblas_config.h); other BLAS libraries do not have them.
+    if (auto config = reinterpret_cast<char* (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) t.blas_config = config();
+    if (auto threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"))) t.blas_threads = threads();
+    if (auto parallel = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"))) {
+        const int p = parallel();
+        t.blas_threading = p == 0 ? "sequential" : p == 1 ? "pthreads" : p == 2 ? "openmp" : std::to_string(p);
+    }
+    return t;
+}
+
 HostBench run_host_bench(const HostInfo& host, const HostBenchOptions& opt) {
     HostBench hb;
-    hb.threads = opt.threads > 0 ? opt.threads : static_cast<int>(allowed_cpus().size());
+    std::string threads_from;
+    hb.threads = host_threads(opt.threads, threads_from);
     double array_bytes = opt.array_bytes;
     if (array_bytes <= 0) {
         // STREAM's rule: each array at least 4x the caches, so the triad streams from DRAM.
@@ -373,7 +425,9 @@ HostBench run_host_bench(const HostInfo& host, const HostBenchOptions& opt) {
     hb.array_bytes = array_bytes;
     hb.memory_bandwidth_GBps = triad_bandwidth_GBps(hb.threads, array_bytes, opt.triad_repetitions);
     hb.fp32 = sgemm_rate(hb.threads, opt);
-    hb.bf16 = bf16_gemm_rate(hb.threads, opt, hb.bf16_skipped_reason);
+    hb.bf16 = bf16_gemm_rate(hb.threads, opt, hb.bf16_native, hb.bf16_skipped_reason);
+    hb.threading = blas_threading();  // the BLAS's thread count as the benchmarks left it
+    hb.threading.threads_from = threads_from;
     // 256 MiB per mapping: larger than glibc's largest mmap threshold (32 MiB), like the logits and big gradients.
     hb.first_touch_GBps = first_touch_GBps(hb.threads, 256.0 * kMiB, opt.triad_repetitions);
     if (opt.torch) {

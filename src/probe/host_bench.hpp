@@ -2,13 +2,14 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "probe/probe_types.hpp"
 
 namespace ftb::probe {
 
 struct HostBenchOptions {
-    int threads = 0;              // 0: every online CPU
+    int threads = 0;              // 0: OMP_NUM_THREADS where set (what a framework started here uses), else every allowed CPU
     double array_bytes = 0;       // per triad array; 0: 4x the last-level caches, at least 128 MiB
     int triad_repetitions = 10;
     int gemm_repetitions = 5;
@@ -25,9 +26,20 @@ Measurement triad_bandwidth_GBps(int threads, double array_bytes, int repetition
 // fp32 GEMM through the linked BLAS (cblas_sgemm); nullopt when ftbound was built without BLAS.
 std::optional<GemmRate> sgemm_rate(int threads, const HostBenchOptions& opt);
 
-// bf16 GEMM: the BLAS's cblas_sbgemm when it has one, else the AVX512-BF16 kernel; nullopt (with the
-// reason) when the CPU has neither path.
-std::optional<GemmRate> bf16_gemm_rate(int threads, const HostBenchOptions& opt, std::string& skipped_reason);
+// bf16 GEMM: the BLAS's cblas_sbgemm when it has one, else the AVX512-BF16 kernel (`native` true); on a CPU with
+// neither, bf16 inputs converted to fp32 and multiplied by the BLAS's sgemm (`native` false), which is how PyTorch
+// still runs bf16 there, slowly. nullopt (with the reason) only without a BLAS.
+std::optional<GemmRate> bf16_gemm_rate(int threads, const HostBenchOptions& opt, bool& native, std::string& skipped_reason);
+
+// The CPUs this process may run on (its affinity mask).
+std::vector<int> allowed_cpus();
+
+// The thread count the host benchmarks use for `requested` (0: OMP_NUM_THREADS where set, else every allowed CPU),
+// and where it came from.
+int host_threads(int requested, std::string& from);
+
+// The threading variables set in the environment and the BLAS in use (library, build, threads, threading model).
+Threading blas_threading();
 
 // Writing `bytes` of freshly mmapped anonymous memory on `threads` threads, then unmapping it: the rate at which
 // a process fills pages the kernel has just handed it (a page fault and the kernel's zeroing per 4 KiB page).

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "probe/contention.hpp"
 #include "probe/gpu_probe.hpp"
 #include "probe/host_bench.hpp"
 #include "probe/storage_bench.hpp"
@@ -82,8 +83,34 @@ void probe_host(const ProbeOptions& opt, ProbeReport& r) {
     }
     r.host_bench = run_host_bench(r.host, hb);
     if (!r.host_bench.bf16) r.skipped.push_back("host bf16 matmul: " + r.host_bench.bf16_skipped_reason);
+    else if (!r.host_bench.bf16_native && r.host_bench.fp32)
+        r.warnings.push_back(fmt::format("cpu: no bf16 matrix units (AVX512-BF16, AMX) and no BLAS sbgemm: bf16 matmuls run "
+                                         "converted to fp32, measured {:.3g} TFLOP/s ({:.2f}x the fp32 rate); PyTorch's own "
+                                         "fallback kernel may be slower still",
+                                         r.host_bench.bf16->tflops.median(),
+                                         r.host_bench.bf16->tflops.median() / r.host_bench.fp32->tflops.median()));
     if (!r.host_bench.fp32) r.skipped.push_back("host fp32 matmul: ftbound was built without a BLAS");
     if (!r.host_bench.torch_op_us) r.skipped.push_back("PyTorch per-op time: " + r.host_bench.torch_skipped_reason);
+}
+
+// A figure whose samples disagree by more than this did not hold still while it was measured (a design choice: on an
+// idle machine the host figures repeat within a few per cent).
+constexpr double kUnsteadySpread = 0.10;
+
+void add_spread_warnings(ProbeReport& r) {
+    const auto& hb = r.host_bench;
+    const std::vector<std::pair<const char*, const Measurement*>> figures = {
+        {"host.memory_bandwidth_GBps", &hb.memory_bandwidth_GBps},
+        {"host.fp32_tflops", hb.fp32 ? &hb.fp32->tflops : nullptr},
+        {"host.bf16_tflops", hb.bf16 ? &hb.bf16->tflops : nullptr},
+        {"host.first_touch_GBps", &hb.first_touch_GBps},
+        {"storage.read_GBps", r.storage.measured ? &r.storage.read_GBps : nullptr},
+        {"storage.write_GBps", r.storage.measured ? &r.storage.write_GBps : nullptr}};
+    for (const auto& [name, m] : figures)
+        if (m && m->relative_spread() > kUnsteadySpread)
+            r.warnings.push_back(fmt::format("unsteady: {} samples spread {:.0f}% around their median {:.3g} ({} samples){}",
+                                             name, 100 * m->relative_spread(), m->median(), m->samples.size(),
+                                             r.contention.loaded ? ", with the machine under load" : ""));
 }
 
 void probe_storage(const ProbeOptions& opt, ProbeReport& r) {
@@ -144,6 +171,8 @@ ProbeReport run_probe(const ProbeOptions& opt) {
     r.pci_devices = read_pci_devices(opt.sysfs_root);
     for (auto& w : pcie_warnings(r.pci_devices)) r.warnings.push_back(std::move(w));
 
+    const std::vector<int> cpus = allowed_cpus();
+    const CpuCounters before = read_cpu_counters(cpus, opt.sysfs_root);
     if (opt.host_bench) probe_host(opt, r);
     else r.skipped.push_back("host benchmarks: turned off");
     if (opt.storage) {
@@ -153,6 +182,9 @@ ProbeReport run_probe(const ProbeOptions& opt) {
         r.storage.skipped_reason = "turned off";
         r.skipped.push_back("storage: turned off");
     }
+    r.contention = contention_between(before, read_cpu_counters(cpus, opt.sysfs_root), static_cast<int>(cpus.size()));
+    if (r.contention.loaded) r.warnings.push_back(r.contention.summary);
+    add_spread_warnings(r);
     if (opt.gpu) probe_gpus(opt, r);
     else r.skipped.push_back("gpu: turned off");
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -126,6 +126,23 @@ double round_to(double v, int digits) {
 
 namespace {
 
+json threading_json(const Threading& t, int threads) {
+    json env = json::object();
+    for (const auto& [k, v] : t.environment) env[k] = v;
+    auto text_or_null = [](const std::string& x) { return x.empty() ? json(nullptr) : json(x); };
+    return {{"threads", threads}, {"threads_from", t.threads_from}, {"environment", env},
+            {"blas_library", text_or_null(t.blas_library)}, {"blas_config", text_or_null(t.blas_config)},
+            {"blas_threads", t.blas_threads > 0 ? json(t.blas_threads) : json(nullptr)},
+            {"blas_threading", text_or_null(t.blas_threading)}};
+}
+
+json contention_json(const Contention& c) {
+    json top = json::array();
+    for (const auto& p : c.top) top.push_back({{"pid", p.pid}, {"name", p.name}, {"cpus", p.cpus}});
+    return {{"loaded", c.loaded}, {"load_1m", c.load_1m}, {"cpus", c.cpus}, {"other_busy_fraction", c.other_busy_fraction},
+            {"steal_fraction", c.steal_fraction}, {"top_processes", top}};
+}
+
 // The host's part and its benchmarks; their samples go into `samples`.
 json host_json(const ProbeReport& r, json& samples) {
     const auto& h = r.host;
@@ -147,6 +164,8 @@ json host_json(const ProbeReport& r, json& samples) {
         {"fp32_matrix_size", hb.fp32 ? json(hb.fp32->size) : json(nullptr)},
         {"bf16_method", hb.bf16 ? json(hb.bf16->method) : json(nullptr)},
         {"bf16_matrix_size", hb.bf16 ? json(hb.bf16->size) : json(nullptr)},
+        {"bf16_native", hb.bf16 ? json(hb.bf16_native) : json(nullptr)},
+        {"threading", threading_json(hb.threading, hb.threads)},
         {"has_avx512_bf16", h.has_avx512_bf16},
         {"has_amx_bf16", h.has_amx_bf16},
         {"first_touch_GBps", value_or_null(hb.first_touch_GBps)},
@@ -236,7 +255,10 @@ std::vector<Row> host_rows(const ProbeReport& r) {
     rows.push_back(hb.fp32 ? measured_row(fmt::format("fp32 matmul ({}, n={})", hb.fp32->method, hb.fp32->size), hb.fp32->tflops, "TFLOP/s")
                                 : Row{"fp32 matmul", "not measured", ""});
     rows.push_back(hb.bf16 ? measured_row(fmt::format("bf16 matmul ({}, n={})", hb.bf16->method, hb.bf16->size), hb.bf16->tflops, "TFLOP/s")
-                                : Row{"bf16 matmul", "none", hb.bf16_skipped_reason});
+                                : Row{"bf16 matmul", "not measured", hb.bf16_skipped_reason});
+    std::string blas = hb.threading.blas_library.empty() ? std::string("-") : hb.threading.blas_library;
+    if (!hb.threading.blas_threading.empty()) blas += " (" + hb.threading.blas_threading + ")";
+    rows.push_back({"threads (from) / BLAS", fmt::format("{} ({})", hb.threads, hb.threading.threads_from), blas});
     rows.push_back(measured_row(fmt::format("fresh pages written (first touch, {} threads)", hb.threads),
                                      hb.first_touch_GBps.valid() ? std::optional<Measurement>(hb.first_touch_GBps) : std::nullopt,
                                      "GB/s"));
@@ -325,9 +347,14 @@ json to_json(const ProbeReport& r) {
     j["storage"] = storage_json(r, samples);
     j["pcie"] = pcie_json(r);
     add_gpus_json(r, j, samples);
+    j["contention"] = contention_json(r.contention);
     j["warnings"] = r.warnings;
     j["skipped"] = r.skipped;
     j["samples"] = samples;
+    json spread = json::object();  // (max - min) / median of each figure's samples
+    for (auto& [key, values] : samples.items())
+        spread[key] = measurement_of(values.get<std::vector<double>>()).relative_spread();
+    j["spread"] = spread;
     j["wall_seconds"] = r.wall_seconds;
     return j;
 }
@@ -340,6 +367,9 @@ std::string to_text(const ProbeReport& r) {
     add_pcie_table(r, out);
     for (const auto& w : r.warnings) out += "warning: " + w + "\n";
     for (const auto& s2 : r.skipped) out += "skipped: " + s2 + "\n";
+    if (!r.contention.loaded)
+        out += fmt::format("contention: none seen (other processes {:.0f}% of {} CPUs, steal {:.0f}%)\n",
+                           100 * r.contention.other_busy_fraction, r.contention.cpus, 100 * r.contention.steal_fraction);
     out += fmt::format("probe took {:.1f} s\n", r.wall_seconds);
     return out;
 }
@@ -356,7 +386,7 @@ struct SystemYaml {
 std::optional<double> slowest_gpu(const ProbeReport& r, const std::optional<Measurement>& (*get)(const GpuInfo&)) {
     std::optional<double> v;
     for (const auto& x : r.gpus)
-        if (const std::optional<Measurement>& m = get(x); m && m->valid()) v = v ? std::min(*v, m->median()) : m->median();
+        if (const std::optional<Measurement>& m = get(x); m && m->median() > 0) v = v ? std::min(*v, m->median()) : m->median();
     return v;
 }
 
@@ -394,6 +424,8 @@ void emit_gpu(SystemYaml& out, const ProbeReport& r) {
     y << YAML::Key << "gpus_per_node" << YAML::Value << static_cast<int>(r.gpus.size());
 }
 
+bool positive(const std::optional<GemmRate>& g) { return g && g->tflops.median() > 0; }
+
 // The CPU as a devices/cpus mapping, per socket: the catalog may not know this part. Measured all-socket figures
 // are divided evenly over the sockets.
 void emit_cpu(SystemYaml& out, const ProbeReport& r, int sockets) {
@@ -409,18 +441,18 @@ void emit_cpu(SystemYaml& out, const ProbeReport& r, int sockets) {
     y << YAML::Key << "kind" << YAML::Value << "cpu";
     y << YAML::Key << "vendor" << YAML::Value << (h.vendor.empty() ? std::string("unknown") : h.vendor);
     y << YAML::Key << "cores" << YAML::Value << std::max(1, h.cores / sockets);
-    if (hb.memory_bandwidth_GBps.valid())
+    if (hb.memory_bandwidth_GBps.median() > 0)
         measured_field("memory_bandwidth_GBps", round_to(hb.memory_bandwidth_GBps.median() / sockets, 2),
                        "host_cpu.memory_bandwidth_GBps");
-    if (hb.fp32 || hb.bf16 || hb.memory_bandwidth_GBps.valid()) {
+    if (positive(hb.fp32) || positive(hb.bf16)) {
         y << YAML::Key << "tflops" << YAML::Value << YAML::Flow << YAML::BeginMap;
-        if (hb.fp32) measured_field("fp32", round_to(hb.fp32->tflops.median() / sockets, 4), "host_cpu.tflops.fp32");
-        // 0 = no bf16 path (data/README.md); a measured rate otherwise.
-        if (hb.bf16) measured_field("bf16", round_to(hb.bf16->tflops.median() / sockets, 4), "host_cpu.tflops.bf16");
-        else y << YAML::Key << "bf16" << YAML::Value << 0.0;
+        if (positive(hb.fp32)) measured_field("fp32", round_to(hb.fp32->tflops.median() / sockets, 4), "host_cpu.tflops.fp32");
+        // Measured as this CPU runs bf16 (converted to fp32 where it has no bf16 units): slow, never 0, so a bf16 job
+        // is planned at that rate rather than refused.
+        if (positive(hb.bf16)) measured_field("bf16", round_to(hb.bf16->tflops.median() / sockets, 4), "host_cpu.tflops.bf16");
         y << YAML::EndMap;
     }
-    if (hb.first_touch_GBps.valid())
+    if (hb.first_touch_GBps.median() > 0)
         measured_field("first_touch_GBps", round_to(hb.first_touch_GBps.median() / sockets, 2), "host_cpu.first_touch_GBps");
     if (hb.torch_op_us) {
         measured_field("op_overhead_us", round_to(hb.torch_op_us->median(), 2), "host_cpu.op_overhead_us");
@@ -433,7 +465,7 @@ void emit_cpu(SystemYaml& out, const ProbeReport& r, int sockets) {
 }
 
 void emit_storage(SystemYaml& out, const ProbeReport& r) {
-    if (!r.storage.measured) return;
+    if (!r.storage.measured || !(r.storage.read_GBps.median() > 0) || !(r.storage.write_GBps.median() > 0)) return;
     YAML::Emitter& y = out.y;
     y << YAML::Key << "storage" << YAML::Value << YAML::Flow << YAML::BeginMap;
     y << YAML::Key << "read_GBps" << YAML::Value << round_to(r.storage.read_GBps.median(), 3);

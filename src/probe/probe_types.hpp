@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "probe/contention.hpp"
+
 namespace ftb::probe {
 
 // One measured figure: the median of its repetitions, and every repetition.
@@ -13,6 +15,7 @@ struct Measurement {
     std::vector<double> samples;
     double median() const;                      // 0 when there are no samples
     bool valid() const { return !samples.empty(); }
+    double relative_spread() const;             // (max - min) / median of the samples; 0 with fewer than two
 };
 Measurement measurement_of(std::vector<double> samples);
 
@@ -53,12 +56,24 @@ struct GemmRate {
     int size = 0;                 // square matrix size n (n x n x n)
 };
 
+// The threading and BLAS the host benchmarks ran with: what a training framework started the same way gets.
+struct Threading {
+    std::string threads_from;                          // --threads | OMP_NUM_THREADS | every allowed CPU
+    std::vector<std::pair<std::string, std::string>> environment;  // OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, ... as set
+    std::string blas_library;   // the shared object cblas_sgemm came from
+    std::string blas_config;    // openblas_get_config(), where the BLAS is OpenBLAS
+    int blas_threads = 0;       // openblas_get_num_threads() after the probe set it (0: unknown)
+    std::string blas_threading; // sequential | pthreads | openmp (openblas_get_parallel), empty when unknown
+};
+
 struct HostBench {
     int threads = 0;
+    Threading threading;
     double array_bytes = 0;       // per triad array
     Measurement memory_bandwidth_GBps;   // triad: 3 x 8 bytes per element (2 read, 1 written)
     std::optional<GemmRate> fp32;
-    std::optional<GemmRate> bf16;        // absent: the CPU has no bf16 matrix path
+    std::optional<GemmRate> bf16;        // the rate bf16 matmuls run at (converted to fp32 where there are no bf16 units)
+    bool bf16_native = false;            // bf16 matrix units (AVX512-BF16, AMX) or the BLAS's sbgemm ran it
     std::string bf16_skipped_reason;
     Measurement first_touch_GBps;        // writing freshly mmapped pages (page faults + zeroing), all threads
     std::optional<Measurement> torch_op_us;   // PyTorch eager per-op host time; absent without python3 + torch
@@ -126,6 +141,7 @@ struct ProbeReport {
     std::vector<Collective> collectives;
     std::vector<std::string> warnings;
     std::vector<std::string> skipped;   // checks not run, and why (no GPU, no driver, ...)
+    Contention contention;              // other work on the probe's CPUs while the host and storage were measured
     double wall_seconds = 0;
 };
 

@@ -408,7 +408,7 @@ std::vector<TopologyLink> Catalog::read_topology_links(const Fields& f, const st
 SystemSpec Catalog::read_system(const Fields& f) const {
     f.reject_unknown({"name", "aliases", "vendor", "gpu", "gpus_per_node", "cpu", "sockets", "cpu_only", "host_memory",
                       "inter_node", "storage", "power", "node_base_power_w", "components", "links", "sources",
-                      "notes", "measured_fields", "samples", "form_factor"});
+                      "notes", "measured_fields", "samples", "form_factor", "cluster"});
     SystemSpec s;
     s.name = f.get_string("name").value_or("");
     s.vendor = f.get_string("vendor").value_or("");

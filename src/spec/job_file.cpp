@@ -477,7 +477,9 @@ void check_train(const Job& job) {
                                                                     std::to_string(m.num_layers()) + " layers");
     if (j.train.precision == Precision::fp8 && job.system.device.peak_tflops.fp8 <= 0)
         throw InputError(file, "train.precision", "fp8: the " + job.system.device.name + " has no fp8 tensor cores");
-    if (j.train.precision == Precision::bf16 && job.system.device.peak_tflops.bf16 <= 0)
+    // A CPU without bf16 units still runs bf16 (PyTorch computes it in fp32: ATen cpublas::gemm's fallback,
+    // aten/src/ATen/native/CPUBlas.cpp), slowly: planned at its bf16 rate where probed, else as fp32 (rates.cpp runs_as).
+    if (j.train.precision == Precision::bf16 && job.system.device.peak_tflops.bf16 <= 0 && !job.system.cpu_only)
         throw InputError(file, "train.precision", "bf16: the " + job.system.device.name + " has no bf16 support");
 }
 

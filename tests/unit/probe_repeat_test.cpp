@@ -1,0 +1,67 @@
+// Two probes of this machine, one after the other: on an idle machine every rate agrees within 10%; a probe under
+// load says so. No rate is written as 0, and bf16 is measured (natively or converted), so a bf16 CPU job plans.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string run(const std::string& args) {
+    std::string out;
+    FILE* p = popen((std::string(FTBOUND_BINARY) + " " + args + " 2>/dev/null").c_str(), "r");
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+    EXPECT_EQ(pclose(p), 0) << args;
+    return out;
+}
+
+bool says_loaded(const nlohmann::json& j) {
+    bool warned = false;
+    for (const auto& w : j["warnings"]) warned |= w.get<std::string>().rfind("probe under load", 0) == 0;
+    EXPECT_EQ(warned, j["contention"]["loaded"].get<bool>()) << "the warning and the flag say the same";
+    return warned;
+}
+
+// Every rate a system file is written from.
+const std::vector<std::pair<const char*, const char*>> kRates = {
+    {"host", "memory_bandwidth_GBps"}, {"host", "fp32_tflops"}, {"host", "bf16_tflops"}, {"host", "first_touch_GBps"},
+    {"storage", "read_GBps"}, {"storage", "write_GBps"}};
+
+}  // namespace
+
+TEST(ProbeRepeat, TwoProbesAgreeOrSayTheyRanUnderLoad) {
+    const fs::path dir = fs::path(::testing::TempDir()) / ("ftb_probe_repeat_" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    const std::string args = "probe --json --quick --no-gpu --dir " + dir.string();
+    const auto a = nlohmann::json::parse(run(args + " --out " + (dir / "a.yaml").string()));
+    const auto b = nlohmann::json::parse(run(args));
+    const bool loaded = says_loaded(a) || says_loaded(b);
+    for (const auto& [part, key] : kRates) {
+        if (a[part][key].is_null() && b[part][key].is_null()) continue;  // not measured here (e.g. tmpfs refuses O_DIRECT)
+        const double x = a[part][key].get<double>(), y = b[part][key].get<double>();
+        EXPECT_GT(x, 0) << key;
+        EXPECT_GT(y, 0) << key;
+        if (!loaded) {
+            EXPECT_LE(std::fabs(x - y) / std::max(x, y), 0.10) << part << "." << key << ": " << x << " vs " << y;
+        }
+    }
+    // Capability apart from speed: bf16 has a rate whether or not the CPU has bf16 units.
+    EXPECT_TRUE(a["host"]["bf16_native"].is_boolean());
+    EXPECT_GT(a["host"]["bf16_tflops"].get<double>(), 0);
+    EXPECT_FALSE(a["host"]["threading"]["threads_from"].get<std::string>().empty());
+    // No rate in the system file is 0.
+    const YAML::Node y = YAML::LoadFile((dir / "a.yaml").string());
+    for (const auto& t : y["cpu"]["tflops"]) EXPECT_GT(t.second.as<double>(), 0) << t.first.as<std::string>();
+    EXPECT_GT(y["cpu"]["memory_bandwidth_GBps"].as<double>(), 0);
+    fs::remove_all(dir);
+}
