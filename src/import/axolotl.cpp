@@ -34,11 +34,18 @@ void read_axolotl(Mapper& m, const ImportOptions& o) {
         else m.set("train.lora.targets", "all-linear", "neither lora_target_modules nor lora_target_linear (axolotl then targets all linear layers)");
     }
     const Json* seq = m.take("sequence_len");
-    if (!seq || !seq->is_number_integer()) {
-        if (!o.user_sets("train.seq_len")) m.fail("sequence_len", "missing: give --set train.seq_len=N");
+    const int64_t seq_len = seq ? yaml11_int(*seq) : 0;
+    if (seq_len < 1) {
+        if (!o.user_sets("train.seq_len"))
+            m.fail("sequence_len", seq ? "expected a positive whole number, found " + show_value(*seq) : "missing: give --set train.seq_len=N");
     } else {
-        m.set("train.seq_len", seq->get<int64_t>(), "sequence_len: " + seq->dump());
+        m.set("train.seq_len", seq_len, "sequence_len: " + show_value(*seq));
     }
+    // Sequence (context) parallelism splits each sequence over this many ranks (src/axolotl/utils/schemas/config.py
+    // l.1107 context_parallel_size; sequence_parallel_degree is its deprecated name, l.1104).
+    for (const char* k : {"context_parallel_size", "sequence_parallel_degree"})
+        if (const int64_t cp = whole(m, k); cp > 1 && !m.has_set("parallel.cp"))
+            m.set("parallel.cp", cp, std::string(k) + ": " + std::to_string(cp));
     const bool packing = flag(m, "sample_packing");
     m.set("train.packing", packing, std::string("sample_packing: ") + (packing ? "true" : "false"));
     if (!packing && !flag(m, "pad_to_sequence_len"))

@@ -64,9 +64,16 @@ std::string detect(const Json& doc, const std::string& path) {
     if (doc.contains("base_model")) return "axolotl";
     if (doc.contains("model_name_or_path") && (doc.contains("finetuning_type") || doc.contains("stage")))
         return "llama-factory";
+    // LLaMA-Factory v1 (examples/v1/): `model` is the HF id itself, the rest plugin mappings (peft_config, ...).
+    if (doc.contains("model") && doc["model"].is_string() &&
+        (doc.contains("model_class") || doc.contains("peft_config") || doc.contains("dist_config") ||
+         doc.contains("micro_batch_size") || doc.contains("cutoff_len")))
+        return "llama-factory-v1";
     if (has_component(doc)) return "torchtune";
     if (doc.contains("per_device_train_batch_size") || doc.contains("deepspeed") || doc.contains("num_train_epochs"))
         return "hf";
+    // `trl sft --config`: TRL's ScriptArguments name the data set (trl/scripts/utils.py dataset_name).
+    if (doc.contains("model_name_or_path") && doc.contains("dataset_name")) return "trl";
     // A LLaMA-Factory file without a stage is an inference, merge or export config (llamafactory-cli chat/export).
     if (doc.contains("model_name_or_path"))
         throw InputError(path, "finetuning_type", "missing, and no stage or per_device_train_batch_size: not a training "
@@ -280,8 +287,10 @@ ImportResult import_config(const std::string& path, const ImportOptions& options
     Mapper m(doc, path, format);
     if (format == "axolotl") read_axolotl(m, options);
     else if (format == "llama-factory") read_llama_factory(m, options);
+    else if (format == "llama-factory-v1") read_llama_factory_v1(m, options);
     else if (format == "torchtune") read_torchtune(m, options);
     else if (format == "torchtitan") read_torchtitan(m, options);
+    else if (format == "trl") read_trl_sft(m, options);
     else read_hf_trainer(m, options);
     if (!options.accelerate.empty()) map_accelerate(m, options.accelerate);
     return m.finish(options);

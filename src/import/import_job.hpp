@@ -23,7 +23,7 @@ struct ImportOptions {
 };
 
 struct ImportResult {
-    std::string format;                  // "axolotl", "llama-factory", "torchtune", "hf", "torchtitan"
+    std::string format;                  // "axolotl", "llama-factory", "llama-factory-v1", "torchtune", "hf", "torchtitan"
     OJson job;                           // the ftbound job, keys in the reference's order
     std::vector<std::string> mapped;     // "source.field: value -> train.key: value"
     std::vector<std::string> assumed;    // "train.key: value (why)"
@@ -92,8 +92,10 @@ void set_model(Mapper& m, const std::string& name, const std::string& from);
 // Format readers (one file each).
 void read_axolotl(Mapper& m, const ImportOptions& o);
 void read_llama_factory(Mapper& m, const ImportOptions& o);
+void read_llama_factory_v1(Mapper& m, const ImportOptions& o);   // llamafactory-cli v1: a string `model` + plugins
 void read_torchtune(Mapper& m, const ImportOptions& o);
 void read_hf_trainer(Mapper& m, const ImportOptions& o);
+void read_trl_sft(Mapper& m, const ImportOptions& o);   // `trl sft --config`: SFTConfig defaults
 void read_torchtitan(Mapper& m, const ImportOptions& o);
 // An accelerate config file: GPUs and nodes, DeepSpeed/FSDP settings, mixed precision.
 void map_accelerate(Mapper& m, const std::string& path);

@@ -36,7 +36,14 @@ void read_torchtitan(Mapper& m, const ImportOptions& o) {
     const Json* name = m.take("model.name");
     const Json* flavor = m.take("model.flavor");
     if (!name || !flavor) m.fail("model", "missing [model] name and flavor");
-    const std::string id = hf_id(show_value(*name), show_value(*flavor));
+    if (show_value(*name) == "flux")
+        m.fail("model.name", "flux is a diffusion (text-to-image) model, not a language model: ftbound plans "
+                             "language-model training");
+    std::string id = hf_id(show_value(*name), show_value(*flavor));
+    // The transformers backend trains an HF model by id: flavor "full" keeps that model's own shapes
+    // (torchtitan/experiments/transformers_modeling_backend/__init__.py l.25-35, job_config.py l.12 `model`).
+    if (show_value(*name) == "transformers_modeling_backend" && show_value(*flavor) == "full")
+        if (const Json* hf = m.take("hf_transformers.model"); hf && hf->is_string()) id = hf->get<std::string>();
     if (id.empty()) m.fail("model.flavor", "torchtitan model " + show_value(*name) + " " + show_value(*flavor) +
                                                " has no HF checkpoint ftbound knows; give --set model=NAME or a config.json");
     set_model(m, id, "model.name + model.flavor");

@@ -26,12 +26,26 @@ std::string hf_module(const std::string& t) {
     return t;
 }
 
-// "torchtune.models.llama3_1.lora_llama3_1_8b" -> "llama3.1_8b" (a name the catalog resolves).
+// "torchtune.models.llama3_1.lora_llama3_1_8b" -> "llama3.1_8b", "torchtune.models.qwen2.qwen2_0_5b" -> "qwen2_0.5b"
+// (names the catalog resolves). The builder is <package>_<size>[_instruct], the package one of torchtune/models/'s
+// (llama3_1/_model_builders.py llama3_1_8b, qwen2/_model_builders.py qwen2_0_5b, qwen2_5 qwen2_5_1_5b_instruct, ...):
+// the package's underscores are version dots, the size's are decimal points.
 std::string model_from_component(const std::string& comp) {
     std::string last = comp.substr(comp.rfind('.') + 1);
     for (const char* p : {"qlora_", "lora_"})
         if (last.rfind(p, 0) == 0) last = last.substr(std::string(p).size());
-    return std::regex_replace(last, std::regex("([0-9])_([0-9])"), "$1.$2");
+    const std::string package = [&] {
+        const auto dot = comp.rfind('.');
+        const auto prev = dot == std::string::npos ? std::string::npos : comp.rfind('.', dot - 1);
+        return prev == std::string::npos ? std::string() : comp.substr(prev + 1, dot - prev - 1);
+    }();
+    std::string family, size = last;
+    if (!package.empty() && last.rfind(package + "_", 0) == 0) {
+        family = std::regex_replace(package, std::regex("_"), ".");
+        size = last.substr(package.size() + 1);
+    }
+    size = std::regex_replace(size, std::regex("([0-9])_([0-9])"), "$1.$2");
+    return family.empty() ? size : family + "_" + size;
 }
 
 void map_lora(Mapper& m, const std::string& comp) {
@@ -62,9 +76,23 @@ std::string optimizer_from_component(const std::string& comp, std::string& note)
     return "adamw";
 }
 
+// Recipes that train nothing: `tune run generate` (recipes/configs/generation.yaml: prompt, max_new_tokens) and
+// `tune run eleuther_eval` (recipes/configs/*/evaluation.yaml: tasks, limit) carry no optimizer.
+void reject_non_training(const Mapper& m) {
+    const Json& src = m.source();
+    if (src.contains("optimizer")) return;
+    if (src.contains("max_new_tokens") || src.contains("prompt"))
+        m.fail("optimizer", "missing: a generation recipe (prompt, max_new_tokens), not a training job: ftbound plans "
+                            "fine-tuning jobs");
+    if (src.contains("tasks"))
+        m.fail("optimizer", "missing: an evaluation recipe (eleuther_eval tasks), not a training job: ftbound plans "
+                            "fine-tuning jobs");
+}
+
 }  // namespace
 
 void read_torchtune(Mapper& m, const ImportOptions& o) {
+    reject_non_training(m);
     const std::string comp = component(m, "model");
     if (comp.empty()) m.fail("model._component_", "missing: a recipe without one trained model (PPO's policy_model and "
                                                    "reward_model) is not supported: ftbound plans one trained model");
@@ -86,10 +114,14 @@ void read_torchtune(Mapper& m, const ImportOptions& o) {
     if (comp.find(".lora_") != std::string::npos || comp.find(".qlora_") != std::string::npos) map_lora(m, comp);
     else m.set("train.method", "full", "model._component_: " + comp);
     component(m, "checkpointer");
+    // null: the tokenizer does not truncate (torchtune/models/llama3/_tokenizer.py l.330 `if self.max_seq_len:`, the
+    // same in every model tokenizer), and padded_collate_sft pads each batch to its longest sample: the length is
+    // the data set's, which no recipe states. Only the user can give it.
     const int64_t seq = whole(m, "tokenizer.max_seq_len");
     if (seq) m.set("train.seq_len", seq, "tokenizer.max_seq_len: " + std::to_string(seq));
     else if (!o.user_sets("train.seq_len"))
-        m.fail("tokenizer.max_seq_len", "null: the recipe leaves the sequence length to the data; give --set train.seq_len=N");
+        m.fail("tokenizer.max_seq_len", "null: no truncation, so the sequence length is the data set's longest sample "
+                                        "(the recipe does not state it); give --set train.seq_len=N");
     const bool packed = flag(m, "dataset.packed");
     m.set("train.packing", packed, packed ? "dataset.packed: true" : "dataset.packed: false (padded per batch)");
     if (const int64_t b = whole(m, "batch_size")) m.set("train.micro_batch", b, "batch_size: " + std::to_string(b));

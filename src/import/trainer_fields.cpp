@@ -3,10 +3,26 @@
 // fsdp ("full_shard", "shard_grad_op", "offload", "auto_wrap"), fsdp_config, deepspeed.
 #include "import/trainer_fields.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 
 namespace ftb::import {
+
+int64_t yaml11_int(const Json& v) {
+    if (v.is_number_integer()) return v.get<int64_t>();
+    if (!v.is_string()) return 0;
+    // PyYAML (YAML 1.1, which axolotl, LLaMA-Factory and torchtune load with) reads 500_000 as the integer 500000.
+    const std::string s = v.get<std::string>();
+    std::string digits;
+    for (char c : s) {
+        if (c == '_') continue;
+        if (!std::isdigit(static_cast<unsigned char>(c))) return 0;
+        digits += c;
+    }
+    if (digits.empty() || !std::isdigit(static_cast<unsigned char>(s[0])) || digits.size() > 15) return 0;
+    return std::stoll(digits);
+}
 
 int64_t whole(Mapper& m, const std::string& key) {
     const Json* v = m.take(key);

@@ -19,5 +19,7 @@ void map_trainer_fields(Mapper& m, const ImportOptions& o, const TrainerFieldNam
 // A positive whole number at `key`, or 0 when absent.
 int64_t whole(Mapper& m, const std::string& key);
 bool flag(Mapper& m, const std::string& key);
+// An integer as PyYAML reads it: a number, or a YAML 1.1 string of digits with underscores ("500_000"); 0 if neither.
+int64_t yaml11_int(const Json& v);
 
 }  // namespace ftb::import
