@@ -6,7 +6,6 @@
 // loss._component_; dtype; enable_activation_checkpointing; enable_activation_offloading; compile;
 // fsdp_cpu_offload (distributed recipes shard with FSDP2).
 #include <filesystem>
-#include <regex>
 
 #include "ftbound/error.hpp"
 #include "import/trainer_fields.hpp"
@@ -31,7 +30,12 @@ std::string model_from_component(const std::string& comp) {
     std::string last = comp.substr(comp.rfind('.') + 1);
     for (const char* p : {"qlora_", "lora_"})
         if (last.rfind(p, 0) == 0) last = last.substr(std::string(p).size());
-    return std::regex_replace(last, std::regex("([0-9])_([0-9])"), "$1.$2");
+    // "3_1" -> "3.1" between digits, by a scan (std::regex recurses per character: a long name overflowed the stack).
+    auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    // Matches do not overlap, as regex_replace's: "llama3_1_8b" -> "llama3.1_8b".
+    for (size_t i = 1; i + 1 < last.size(); ++i)
+        if (last[i] == '_' && digit(last[i - 1]) && digit(last[i + 1])) last[i] = '.', i += 2;
+    return last;
 }
 
 void map_lora(Mapper& m, const std::string& comp) {
