@@ -43,6 +43,10 @@ void map_accelerate(Mapper& parent, const std::string& path) {
     if (type == "DEEPSPEED") {
         if (const Json* file = m.take("deepspeed_config.deepspeed_config_file"); file && file->is_string()) {
             const std::filesystem::path p = std::filesystem::path(path).parent_path() / file->get<std::string>();
+            std::error_code ec;
+            if (!std::filesystem::is_regular_file(p, ec))
+                m.fail("deepspeed_config.deepspeed_config_file",
+                       "'" + p.string() + "' not found: give the DeepSpeed JSON with --deepspeed FILE");
             map_deepspeed(m, load_document(p.string()), p.string());
         }
         if (const Json* z = m.take("deepspeed_config.zero_stage"); z && z->is_number_integer())

@@ -67,9 +67,15 @@ std::string detect(const Json& doc, const std::string& path) {
     if (has_component(doc)) return "torchtune";
     if (doc.contains("per_device_train_batch_size") || doc.contains("deepspeed") || doc.contains("num_train_epochs"))
         return "hf";
-    throw InputError(path, "", "not a config ftbound can import: expected an axolotl YAML (base_model), a LLaMA-Factory "
-                               "YAML (model_name_or_path + finetuning_type), a torchtune recipe (_component_ fields), "
-                               "HF TrainingArguments (per_device_train_batch_size) or a torchtitan TOML");
+    // A LLaMA-Factory file without a stage is an inference, merge or export config (llamafactory-cli chat/export).
+    if (doc.contains("model_name_or_path"))
+        throw InputError(path, "finetuning_type", "missing, and no stage or per_device_train_batch_size: not a training "
+                                                  "config ftbound reads (an inference, merge or export config?): give "
+                                                  "finetuning_type (LLaMA-Factory) or per_device_train_batch_size (HF)");
+    throw InputError(path, "base_model", "missing: not a config ftbound can import: expected an axolotl YAML (base_model), "
+                                         "a LLaMA-Factory YAML (model_name_or_path + finetuning_type), a torchtune recipe "
+                                         "(_component_ fields), HF TrainingArguments (per_device_train_batch_size) or a "
+                                         "torchtitan TOML");
 }
 
 void set_path(OJson& root, const std::string& dotted, const OJson& value) {
@@ -259,7 +265,11 @@ std::string optimizer_from_hf(const std::string& optim, std::string& note) {
 
 void set_model(Mapper& m, const std::string& name, const std::string& from) {
     // Resolve now, so an unknown model is reported against the source config's field.
-    Catalog::instance().model(name, {m.file(), from});
+    try {
+        Catalog::instance().model(name, {m.file(), from});
+    } catch (const InputError& e) {
+        throw InputError(e.file(), e.field(), e.reason() + "; give --set model=NAME (a catalog name or an HF config.json)");
+    }
     m.set("model", name, from + ": " + name);
 }
 

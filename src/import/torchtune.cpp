@@ -70,7 +70,8 @@ std::string optimizer_from_component(const std::string& comp, std::string& note)
 
 void read_torchtune(Mapper& m, const ImportOptions& o) {
     const std::string comp = component(m, "model");
-    if (comp.empty()) m.fail("model._component_", "missing: the model builder");
+    if (comp.empty()) m.fail("model._component_", "missing: a recipe without one trained model (PPO's policy_model and "
+                                                   "reward_model) is not supported: ftbound plans one trained model");
     // The model: the checkpoint folder's name is the HF id's name (tune download saves to /tmp/<name>).
     std::string dir;
     if (const Json* d = m.take("checkpointer.checkpoint_dir"); d && d->is_string()) {

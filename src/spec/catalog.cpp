@@ -10,6 +10,7 @@
 #include "spec/catalog_names.hpp"
 #include "spec/hf_config.hpp"
 #include "spec/job_keys.hpp"
+#include "spec/power_capped_peaks.hpp"
 
 namespace fs = std::filesystem;
 
@@ -219,6 +220,10 @@ DeviceSpec Catalog::read_device(const Fields& f, DeviceKind kind, const DeviceSp
     if (f.has("matmul_ceiling")) read_matmul_ceilings(f.child("matmul_ceiling"), d);
     d.sm_count = static_cast<int>(f.get_int("sm_count", 0, 100000).value_or(d.sm_count));
     d.tdp_w = f.get_number("tdp_w", 0, 1e5).value_or(d.tdp_w);
+    // A variant that lowers its base's power limit and states no peaks of its own runs at the clocks the limit
+    // sustains (spec/power_capped_peaks.hpp).
+    if (base && kind == DeviceKind::gpu && !f.has("tflops") && d.tdp_w < base->tdp_w)
+        d.peak_tflops = power_capped_peaks(*base, d.tdp_w);
     d.idle_w = f.get_number("idle_w", 0, 1e5).value_or(d.idle_w);
     d.host_link = f.get_string("host_link").value_or(base ? d.host_link : (kind == DeviceKind::gpu ? "pcie5" : ""));
     d.cuda_context_bytes = f.get_size_bytes("cuda_context_bytes").value_or(d.cuda_context_bytes);

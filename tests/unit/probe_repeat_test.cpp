@@ -1,5 +1,5 @@
 // Two probes of this machine, one after the other: on an idle machine every rate agrees within 10%; a probe under
-// load says so. No rate is written as 0, and bf16 is measured (natively or converted), so a bf16 CPU job plans.
+// load, or one whose samples of a figure did not hold still, says so. No rate is written as 0, and bf16 is measured (natively or converted), so a bf16 CPU job plans.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 namespace fs = std::filesystem;
 
@@ -32,10 +33,27 @@ bool says_loaded(const nlohmann::json& j) {
     return warned;
 }
 
+// The probe's own "unsteady: <figure> samples spread ..." warning for one figure.
+bool says_unsteady(const nlohmann::json& j, const std::string& figure) {
+    for (const auto& w : j["warnings"])
+        if (w.get<std::string>().rfind("unsteady: " + figure + " ", 0) == 0) return true;
+    return false;
+}
+
+bool agree(double x, double y) { return std::fabs(x - y) / std::max(x, y) <= 0.10; }
+
 // Every rate a system file is written from.
 const std::vector<std::pair<const char*, const char*>> kRates = {
     {"host", "memory_bandwidth_GBps"}, {"host", "fp32_tflops"}, {"host", "bf16_tflops"}, {"host", "first_touch_GBps"},
     {"storage", "read_GBps"}, {"storage", "write_GBps"}};
+
+// Under ASan/UBSan the probe's loops time the sanitizer's shadow checks, not the machine: the agreement claim is
+// the product build's; the sanitized build still checks that every rate is there and positive.
+#ifdef FTBOUND_SANITIZED
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
 
 }  // namespace
 
@@ -46,14 +64,20 @@ TEST(ProbeRepeat, TwoProbesAgreeOrSayTheyRanUnderLoad) {
     const auto a = nlohmann::json::parse(run(args + " --out " + (dir / "a.yaml").string()));
     const auto b = nlohmann::json::parse(run(args));
     const bool loaded = says_loaded(a) || says_loaded(b);
+    // A shared VM's neighbours can take the CPU without the guest seeing steal time: one unflagged disagreement
+    // gets a third probe, which must agree with one of the two (a probe that is simply inconsistent still fails).
+    std::optional<nlohmann::json> third;
     for (const auto& [part, key] : kRates) {
         if (a[part][key].is_null() && b[part][key].is_null()) continue;  // not measured here (e.g. tmpfs refuses O_DIRECT)
         const double x = a[part][key].get<double>(), y = b[part][key].get<double>();
         EXPECT_GT(x, 0) << key;
         EXPECT_GT(y, 0) << key;
-        if (!loaded) {
-            EXPECT_LE(std::fabs(x - y) / std::max(x, y), 0.10) << part << "." << key << ": " << x << " vs " << y;
-        }
+        const std::string figure = std::string(part) + "." + key;
+        if (loaded || kSanitized || says_unsteady(a, figure) || says_unsteady(b, figure) || agree(x, y)) continue;
+        if (!third) third = nlohmann::json::parse(run(args));
+        const double z = (*third)[part][key].get<double>();
+        EXPECT_TRUE(says_loaded(*third) || says_unsteady(*third, figure) || agree(x, z) || agree(y, z))
+            << figure << ": " << x << ", " << y << " and " << z << " with no load or unsteadiness reported";
     }
     // Capability apart from speed: bf16 has a rate whether or not the CPU has bf16 units.
     EXPECT_TRUE(a["host"]["bf16_native"].is_boolean());
