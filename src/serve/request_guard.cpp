@@ -19,12 +19,27 @@ std::string accepted_names(const RequestGuard& g) {
     return out;
 }
 
-// The Host header's port as the port it stands for: none means HTTP's default, 80 (RFC 9110 section 4.2.1).
-bool names_our_port(const RequestGuard& g, const std::string& port) {
-    if (port.empty()) return g.port == 80;
-    if (port.size() > 5 || !std::all_of(port.begin(), port.end(), [](unsigned char c) { return std::isdigit(c); }))
-        return false;
-    return std::stoi(port) == g.port;
+// A Host header's port: digits, at most 65535. Any port is accepted (ssh -L 9000:localhost:8080 makes the
+// browser name the forwarded port); the name is what DNS rebinding changes.
+bool is_port_text(const std::string& port) {
+    return port.size() <= 5 && std::all_of(port.begin(), port.end(), [](unsigned char c) { return std::isdigit(c); }) &&
+           (port.empty() || std::stoi(port) <= 65535);
+}
+
+bool is_known_name(const RequestGuard& g, const std::string& name) {
+    return is_loopback_name(name) ||
+           std::any_of(g.extra_hosts.begin(), g.extra_hosts.end(), [&](const std::string& h) { return lower(h) == name; });
+}
+
+// The Origin of a page this server served: http://NAME:PORT for a name it answers, on its port or on the port
+// the request's Host names (a forwarded port).
+bool is_own_origin(const RequestGuard& g, const std::string& host_header, const std::string& origin) {
+    const std::string o = normalized_origin(origin);
+    if (o == normalized_origin("http://" + host_header)) return true;
+    const std::string prefix = "http://";
+    if (o.rfind(prefix, 0) != 0) return false;
+    const HostPort hp = split_host_header(o.substr(prefix.size()));
+    return is_known_name(g, hp.name) && hp.port == std::to_string(g.port);
 }
 
 }  // namespace
@@ -65,18 +80,14 @@ std::optional<ApiAnswer> check_request(const RequestGuard& g, const std::optiona
         return api_error(421, "error: request: Host: missing; this server answers requests naming it as " +
                                   accepted_names(g));
     const HostPort hp = split_host_header(*host);
-    const std::string name = lower(hp.name);
-    const bool known = is_loopback_name(name) || std::any_of(g.extra_hosts.begin(), g.extra_hosts.end(),
-                                                             [&](const std::string& h) { return lower(h) == name; });
-    if (!known || !names_our_port(g, hp.port))
-        return api_error(421, "error: request: Host: '" + host->substr(0, 200) +
-                                  "' is not this server (it answers " + accepted_names(g) + " on port " +
-                                  std::to_string(g.port) + "); start it with --allow-host NAME to accept another name");
+    if (!is_known_name(g, lower(hp.name)) || !is_port_text(hp.port))
+        return api_error(421, "error: request: Host: '" + host->substr(0, 200) + "' is not this server (it answers " +
+                                  accepted_names(g) + "); start it with --allow-host NAME to accept another name");
     if (!origin) return std::nullopt;   // not sent by a browser page (curl, scripts), or a same-origin GET
-    const std::string own = normalized_origin("http://" + *host);
-    if (normalized_origin(*origin) == own || is_allowed_cross_origin(g, *origin)) return std::nullopt;
-    return api_error(403, "error: request: Origin: '" + origin->substr(0, 200) + "' is another site than " + own +
-                              "; start the server with --allow-origin " + origin->substr(0, 200) +
+    if (is_own_origin(g, *host, *origin) || is_allowed_cross_origin(g, *origin)) return std::nullopt;
+    const std::string shown = origin->substr(0, 200);
+    return api_error(403, "error: request: Origin: '" + shown + "' is another site than this server (http://" +
+                              host->substr(0, 200) + "); start the server with --allow-origin " + shown +
                               " to let pages from it use the API");
 }
 

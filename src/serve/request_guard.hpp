@@ -14,7 +14,7 @@
 namespace ftb::serve {
 
 struct RequestGuard {
-    int port = 0;                           // the port the server listens on
+    int port = 0;                           // the port the server listens on (its pages' origin)
     std::vector<std::string> extra_hosts;   // host names accepted besides 127.0.0.1, localhost and [::1]
     std::vector<std::string> origins;       // origins (scheme://host[:port]) allowed to make cross-origin requests
 };
@@ -28,8 +28,9 @@ HostPort split_host_header(const std::string& host);
 // An origin as browsers send it: lower-case scheme and host, no trailing slash, no default port.
 std::string normalized_origin(const std::string& origin);
 
-// nullopt when the request may be answered; otherwise the answer: 421 for a Host that is not this server's
-// name, 403 for a cross-origin request from an origin not allowed. `origin` is nullopt without an Origin header.
+// nullopt when the request may be answered; otherwise the answer: 421 for a Host whose name is not one this
+// server answers (any port: a forwarded one is fine), 403 for a request whose Origin is neither this server's
+// (http://NAME:PORT for an accepted name) nor an allowed one. `origin` is nullopt without an Origin header.
 std::optional<ApiAnswer> check_request(const RequestGuard& guard, const std::optional<std::string>& host,
                                        const std::optional<std::string>& origin);
 

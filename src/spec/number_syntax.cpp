@@ -53,7 +53,7 @@ std::optional<double> finite_double(std::string_view s) {
     const double v = std::strtod(text.c_str(), &end);
     if (end != text.c_str() + text.size()) return std::nullopt;
     if (!std::isfinite(v)) return std::nullopt;
-    if (errno == ERANGE && std::fabs(v) >= 1.0) return std::nullopt;   // overflow (HUGE_VAL); underflow keeps v
+    if (errno == ERANGE) return std::nullopt;   // overflow, or underflow (1e-400 would silently read as 0)
     return v;
 }
 

@@ -11,8 +11,8 @@ namespace ftb {
 bool is_int_syntax(std::string_view s);
 // YAML 1.2 core schema: [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
 bool is_float_syntax(std::string_view s);
-// The value of text that has is_int_syntax or is_float_syntax; nullopt when it is beyond a double's range
-// (a value below the smallest double rounds towards 0, as strtod does).
+// The value of text that has is_int_syntax or is_float_syntax; nullopt when it is beyond a double's range,
+// above or below (strtod's ERANGE: 1e400, 1e-400).
 std::optional<double> finite_double(std::string_view s);
 
 }  // namespace ftb

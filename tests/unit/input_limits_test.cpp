@@ -48,9 +48,13 @@ TEST(InputLimits, FortyThousandDigitFloatsInAJobFile) {
     f = spec_test::write_scratch("long_exp.yaml", job_with_micro_batch("1e" + kDigits));
     expect_input_error(run_ftbound({"plan", f}), "train.micro_batch", "out of range");
     f = spec_test::write_scratch("long_fraction.yaml", job_with_micro_batch("1." + kDigits));
+    const std::string two = spec_test::write_scratch("two.yaml", job_with_micro_batch("2"));
     const auto r = run_ftbound({"plan", f, "--json"});
+    const auto expected = run_ftbound({"plan", two, "--json"});
     EXPECT_EQ(r.exit_code, 0) << describe(r);
-    EXPECT_NE(r.out.find("\"micro_batch\": 2"), std::string::npos) << r.out.substr(0, 2000);
+    // The same plan but for the "job" line naming the file.
+    auto without_job_line = [](std::string s) { return s.erase(0, s.find('\n', s.find("\"job\""))); };
+    EXPECT_EQ(without_job_line(r.out), without_job_line(expected.out));
 }
 
 TEST(InputLimits, LongNumbersInSetAndSizes) {
@@ -59,8 +63,54 @@ TEST(InputLimits, LongNumbersInSetAndSizes) {
                        "out of range");
     expect_input_error(run_ftbound({"plan", job, "--set", "train.seq_len=-" + kDigits + ".0e1"}), "train.seq_len",
                        "out of range");
-    expect_input_error(run_ftbound({"plan", job, "--set", "hardware.host.memory=" + kDigits + "GiB"}),
+    expect_input_error(run_ftbound({"plan", job, "--set",
+                                    "hardware={gpu: h100-sxm, gpus_per_node: 8, host: {memory: " + kDigits + "GiB}}"}),
                        "hardware.host.memory", "expected a size");
+}
+
+// A system file (hardware.system: PATH) whose host memory and GPU count hold 40,000 digits.
+TEST(InputLimits, LongNumbersInASystemFile) {
+    const std::string system = spec_test::slurp(std::string(FTBOUND_SOURCE_DIR) +
+                                                "/data/systems/dell-poweredge-r760xa-4x-h100-pcie.yaml");
+    for (const auto& [key, value] : {std::pair<std::string, std::string>{"host_memory:", kDigits + "GiB"},
+                                     {"gpus_per_node:", kDigits}}) {
+        std::string text = system;
+        const size_t at = text.find(key);
+        ASSERT_NE(at, std::string::npos) << key;
+        text.replace(at, text.find('\n', at) - at, key + " " + value);
+        const std::string f = spec_test::write_scratch("long_system.yaml", text);
+        const auto r = run_ftbound({"plan", plan_test::example("llama3.1-8b-lora-r760xa.yaml"), "--set",
+                                    "hardware.system=" + f});
+        expect_input_error(r, key.substr(0, key.size() - 1), "");
+        EXPECT_NE(r.err.find("long_system.yaml"), std::string::npos) << r.err.substr(0, 400);
+    }
+}
+
+// Import configs: a 40,000-digit batch size in an axolotl and a torchtune config, and in HF TrainingArguments.
+TEST(InputLimits, LongNumbersInImportedConfigs) {
+    const std::string dir = std::string(FTBOUND_TEST_DATA) + "/import/";
+    const std::pair<const char*, const char*> cases[] = {{"axolotl_llama3_qlora.yml", "micro_batch_size:"},
+                                                         {"torchtune_llama3_1_8B_lora_single_device.yaml", "batch_size:"},
+                                                         {"hf_training_args_zero3.json", "\"per_device_train_batch_size\":"}};
+    for (const auto& [name, key] : cases) {
+        std::string text = spec_test::slurp(dir + name);
+        const size_t at = text.find(key);
+        ASSERT_NE(at, std::string::npos) << name;
+        const size_t end = text.find_first_of(",\n", at);
+        text.replace(at, end - at, std::string(key) + " " + kDigits);
+        const std::string f = spec_test::write_scratch(std::string("long_") + name, text);
+        const auto r = run_ftbound({"import", f});
+        expect_input_error(r, "", "");
+    }
+}
+
+// validate's cases.csv: a 40,000-digit measured figure.
+TEST(InputLimits, LongNumberInACasesFile) {
+    const std::string job = plan_test::example("llama3.1-8b-lora-r760xa.yaml");
+    const std::string csv = spec_test::write_scratch(
+        "long_cases.csv", "id,job,quantity,measured,unit,source,note\nc1," + job +
+                              ",allocated_peak,"+ kDigits + ",GiB,test,\nc2," + job + ",allocated_peak," + kDigits + ".5e7,GiB,test,\n");
+    expect_input_error(run_ftbound({"validate", csv}), "measured", "");
 }
 
 TEST(InputLimits, WholeNumbersBeyondInt64) {
@@ -112,6 +162,35 @@ TEST(InputLimits, BillionLaughsIsAnInputError) {
     const auto r = run_ftbound({"plan", f}, 30, rlim_t(2) << 30);
     expect_input_error(r, "laughs.yaml", "aliases");
     EXPECT_LT(r.seconds, 20);
+}
+
+}  // namespace
+
+namespace {
+
+// diagnose on a Kineto trace with a 40,000-digit duration, timestamp, device memory and correlation id, and
+// with 100,000 nested '[': an error line or a diagnosis, never a signal.
+TEST(InputLimits, LongNumbersAndDeepNestingInATrace) {
+    const std::string trace = spec_test::slurp(std::string(FTBOUND_TEST_DATA) + "/traces/hand_new_style.json");
+    const std::pair<std::string, std::string> cases[] = {{"\"dur\": 100", "\"dur\": " + kDigits},
+                                                         {"\"ts\": 123456789.125", "\"ts\": " + kDigits + ".5"},
+                                                         {"\"totalGlobalMem\": 85029158912", "\"totalGlobalMem\": " + kDigits},
+                                                         {"\"correlation\": 1", "\"correlation\": " + kDigits}};
+    for (const auto& [from, to] : cases) {
+        std::string text = trace;
+        const size_t at = text.find(from);
+        ASSERT_NE(at, std::string::npos) << from;
+        text.replace(at, from.size(), to);
+        const auto r = run_ftbound({"diagnose", spec_test::write_scratch("long_trace.json", text)});
+        EXPECT_EQ(r.signal, 0) << from << describe(r);
+        EXPECT_TRUE(r.exit_code == 0 || (r.exit_code == 2 && r.err.rfind("error: ", 0) == 0)) << from << describe(r);
+        EXPECT_LT(r.err.size(), 2000u);
+    }
+    expect_input_error(run_ftbound({"diagnose", spec_test::write_scratch("long_trace.json", "{\"traceEvents\": [" + kDigits + "]}")}),
+                       "traceEvents[0]", "");
+    expect_input_error(run_ftbound({"diagnose", spec_test::write_scratch("deep_trace.json",
+                                                                         "{\"traceEvents\": " + std::string(100000, '['))}),
+                       "traceEvents", "");
 }
 
 }  // namespace
