@@ -20,10 +20,19 @@ public:
     const std::string& reason() const { return reason_; }
 
 private:
+    // Each part at most kMaxPartChars: a value echoed from hostile input (a 40,000-digit number, a --set of a
+    // whole document) must not turn the one error line into megabytes (issue #30).
+    static constexpr size_t kMaxPartChars = 400;
+    static std::string clipped(const std::string& part) {
+        if (part.size() <= kMaxPartChars) return part;
+        // The head and the tail: a reason's advice ("(allowed 1 to 64)", "give --set ...") comes last.
+        return part.substr(0, 200) + "...[" + std::to_string(part.size() - 300) + " characters]..." +
+               part.substr(part.size() - 100);
+    }
     static std::string format(const std::string& file, const std::string& field, const std::string& reason) {
-        std::string s = file.empty() ? std::string("<input>") : file;
-        if (!field.empty()) s += ": " + field;
-        return s + ": " + reason;
+        std::string s = file.empty() ? std::string("<input>") : clipped(file);
+        if (!field.empty()) s += ": " + clipped(field);
+        return s + ": " + clipped(reason);
     }
     std::string file_, field_, reason_;
 };

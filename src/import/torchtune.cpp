@@ -5,8 +5,8 @@
 // dataset.packed; batch_size; gradient_accumulation_steps; epochs; optimizer._component_; optimizer_in_bwd;
 // loss._component_; dtype; enable_activation_checkpointing; enable_activation_offloading; compile;
 // fsdp_cpu_offload (distributed recipes shard with FSDP2).
+#include <algorithm>
 #include <filesystem>
-#include <regex>
 
 #include "ftbound/error.hpp"
 #include "import/trainer_fields.hpp"
@@ -41,10 +41,15 @@ std::string model_from_component(const std::string& comp) {
     }();
     std::string family, size = last;
     if (!package.empty() && last.rfind(package + "_", 0) == 0) {
-        family = std::regex_replace(package, std::regex("_"), ".");
+        family = package;
+        std::replace(family.begin(), family.end(), '_', '.');
         size = last.substr(package.size() + 1);
     }
-    size = std::regex_replace(size, std::regex("([0-9])_([0-9])"), "$1.$2");
+    // "0_5" -> "0.5" between digits, by a scan (std::regex recurses per character: a long name overflowed the stack).
+    // Matches do not overlap, as regex_replace's: "3_1_8" -> "3.1_8".
+    auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    for (size_t i = 1; i + 1 < size.size(); ++i)
+        if (size[i] == '_' && digit(size[i - 1]) && digit(size[i + 1])) size[i] = '.', i += 2;
     return family.empty() ? size : family + "_" + size;
 }
 

@@ -9,11 +9,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <optional>
 #include <thread>
 
 #include "ftbound/error.hpp"
 #include "serve/api.hpp"
 #include "serve/compute_pool.hpp"
+#include "serve/request_guard.hpp"
 #include "web/html_page.hpp"
 
 namespace ftb::serve {
@@ -120,6 +123,40 @@ void add_routes(httplib::Server& svr, ComputePool& pool, const ServeOptions& o) 
     });
 }
 
+// The --host address as a Host header names it, when it is a name or address of its own (not a wildcard).
+std::optional<std::string> bound_host_name(const std::string& host) {
+    if (host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]") return std::nullopt;
+    if (host.find(':') != std::string::npos && host.front() != '[') return "[" + host + "]";
+    return host;
+}
+
+// Every request passes the Host/Origin check before routing; an allowed cross-origin page gets the CORS
+// headers, and its preflight (OPTIONS) an empty 204.
+void add_request_guard(httplib::Server& svr, std::shared_ptr<const RequestGuard> guard) {
+    svr.set_pre_routing_handler([guard](const httplib::Request& req, httplib::Response& res) {
+        auto header = [&req](const char* name) -> std::optional<std::string> {
+            if (!req.has_header(name)) return std::nullopt;
+            return req.get_header_value(name);
+        };
+        const auto origin = header("Origin");
+        if (auto refused = check_request(*guard, header("Host"), origin)) {
+            answer(res, *refused);
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        if (origin && is_allowed_cross_origin(*guard, *origin)) {
+            res.set_header("Access-Control-Allow-Origin", *origin);
+            res.set_header("Vary", "Origin");
+            if (req.method == "OPTIONS") {
+                res.set_header("Access-Control-Allow-Methods", "GET, POST");
+                res.set_header("Access-Control-Allow-Headers", "Content-Type");
+                res.status = 204;
+                return httplib::Server::HandlerResponse::Handled;
+            }
+        }
+        return httplib::Server::HandlerResponse::Unhandled;
+    });
+}
+
 }  // namespace
 
 int serve(const ServeOptions& o, const std::function<void(const std::string& url)>& on_listening) {
@@ -143,6 +180,11 @@ int serve(const ServeOptions& o, const std::function<void(const std::string& url
     SignalWatcher signals(svr);
     ComputePool pool(cores, 256);
     add_routes(svr, pool, o);
+    auto guard = std::make_shared<RequestGuard>();
+    guard->extra_hosts = o.allow_hosts;
+    if (auto name = bound_host_name(o.host)) guard->extra_hosts.push_back(*name);
+    guard->origins = o.allow_origins;
+    add_request_guard(svr, guard);
     int port = o.port;
     if (port == 0) port = svr.bind_to_any_port(o.host);
     else if (!svr.bind_to_port(o.host, port)) port = -1;
@@ -152,6 +194,7 @@ int serve(const ServeOptions& o, const std::function<void(const std::string& url
     // A burst of connections (a page's requests, a script's) would overflow a backlog of 5 and see dropped or
     // reset connections; listen() again on a listening socket only changes its backlog (Linux listen(2)).
     if (*listening_fd >= 0) ::listen(*listening_fd, SOMAXCONN);
+    guard->port = port;   // requests are read only after listen_after_bind below
     const bool ipv6 = o.host.find(':') != std::string::npos;
     on_listening("http://" + (ipv6 ? "[" + o.host + "]" : o.host) + ":" + std::to_string(port) + "/");
     return svr.listen_after_bind() ? 0 : 1;

@@ -6,10 +6,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
+#include <string_view>
 
 #include "ftbound/error.hpp"
+#include "spec/number_syntax.hpp"
 
 namespace ftb {
 namespace {
@@ -20,31 +21,22 @@ constexpr int kMaxDepth = 64;
 // comes near this many nodes.
 constexpr size_t kMaxNodes = 1u << 20;
 
-// YAML 1.2 core-schema resolution of a plain (unquoted) scalar.
+// YAML 1.2 core-schema resolution of a plain (unquoted) scalar. A number beyond a double's range stays text;
+// the typed accessors (Fields::get_int, get_number) report it as out of range.
 Json resolve_plain_scalar(const std::string& s) {
-    static const std::regex int_re(R"([-+]?[0-9]+)");
-    static const std::regex float_re(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
     if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
     if (s == "true" || s == "True" || s == "TRUE") return true;
     if (s == "false" || s == "False" || s == "FALSE") return false;
-    if (std::regex_match(s, int_re)) {
+    if (is_int_syntax(s)) {
         try {
             return Json(static_cast<int64_t>(std::stoll(s)));
         } catch (const std::out_of_range&) {
-            try {
-                return Json(std::stod(s));   // beyond int64: a (whole) double
-            } catch (const std::out_of_range&) {
-                return s;   // beyond double: typed accessors report it as not a number
-            }
+            if (auto v = finite_double(s)) return Json(*v);   // beyond int64: a (whole) double
+            return s;
         }
     }
-    if (std::regex_match(s, float_re)) {
-        try {
-            double v = std::stod(s);
-            if (std::isfinite(v)) return v;
-        } catch (const std::out_of_range&) {
-        }
-    }
+    if (is_float_syntax(s))
+        if (auto v = finite_double(s)) return *v;
     return s;
 }
 
@@ -184,27 +176,33 @@ std::string did_you_mean(const std::string& key, const std::vector<std::string>&
     return best;
 }
 
+// "80GiB", " 1.5e9 ", "512 MiB": an unsigned number ([0-9]*\.?[0-9]+, an optional exponent), optional spaces
+// and an optional unit, checked by scanning (see number_syntax.hpp for why not std::regex).
 std::optional<double> parse_size_bytes(const std::string& text) {
-    static const std::regex re(R"(\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(TiB|TB|GiB|GB|MiB|MB|KiB|KB|B)?\s*)");
-    std::smatch m;
-    if (!std::regex_match(text, m, re)) return std::nullopt;
-    double v;
-    try {
-        v = std::stod(m[1].str());
-    } catch (const std::out_of_range&) {
-        return std::nullopt;
-    }
-    std::string unit = m[2].str();
+    static const std::pair<const char*, double> kUnits[] = {
+        {"TiB", 1099511627776.0}, {"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"KiB", 1024.0},
+        {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}};
+    auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+    std::string_view s(text);
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
     double mult = 1;
-    if (unit == "TiB") mult = 1099511627776.0;
-    else if (unit == "TB") mult = 1e12;
-    else if (unit == "GiB") mult = 1073741824.0;
-    else if (unit == "GB") mult = 1e9;
-    else if (unit == "MiB") mult = 1048576.0;
-    else if (unit == "MB") mult = 1e6;
-    else if (unit == "KiB") mult = 1024.0;
-    else if (unit == "KB") mult = 1e3;
-    double bytes = v * mult;
+    for (const auto& [unit, m] : kUnits) {
+        const std::string_view u(unit);
+        if (s.size() >= u.size() && s.substr(s.size() - u.size()) == u) {
+            s.remove_suffix(u.size());
+            mult = m;
+            break;
+        }
+    }
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    if (s.empty() || s.front() == '+' || s.front() == '-' || !is_float_syntax(s)) return std::nullopt;
+    const size_t dot = s.find('.');
+    if (dot != std::string_view::npos && (dot + 1 == s.size() || s[dot + 1] < '0' || s[dot + 1] > '9'))
+        return std::nullopt;   // "1." and "1.e3": the unit grammar wants a digit after the point
+    const auto v = finite_double(s);
+    if (!v) return std::nullopt;
+    const double bytes = *v * mult;
     if (!std::isfinite(bytes)) return std::nullopt;
     return bytes;
 }
@@ -240,32 +238,58 @@ void Fields::reject_unknown(const std::vector<std::string>& allowed) const {
     }
 }
 
+namespace {
+
+// A plain scalar with number syntax that no double holds (resolve_plain_scalar kept it as text).
+bool is_unrepresentable_number(const Json& v) {
+    if (!v.is_string()) return false;
+    const std::string& s = v.get_ref<const std::string&>();
+    return (is_int_syntax(s) || is_float_syntax(s)) && !finite_double(s);
+}
+
+std::string range_text(double min, double max) {
+    std::ostringstream os;
+    os << "(allowed " << min << " to " << max << ")";
+    return os.str();
+}
+
+}  // namespace
+
 std::optional<int64_t> Fields::get_int(const std::string& key, int64_t min, int64_t max) const {
     const Json* v = raw(key);
     if (!v) return std::nullopt;
+    const std::string allowed = "(allowed " + std::to_string(min) + " to " + std::to_string(max) + ")";
+    if (is_unrepresentable_number(*v))
+        fail(key, "out of range: a " + std::to_string(v->get_ref<const std::string&>().size()) +
+                      "-character number beyond any machine number " + allowed);
     int64_t out;
     if (v->is_number_integer()) {
         out = v->get<int64_t>();
     } else if (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>() &&
                std::fabs(v->get<double>()) < 9e15) {
         out = static_cast<int64_t>(v->get<double>());
+    } else if (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>()) {
+        std::ostringstream os;   // a whole number past int64 (2^63, 1e300): say so, not "not a whole number"
+        os << "out of range: " << v->get<double>() << " " << allowed;
+        fail(key, os.str());
     } else {
         fail(key, "expected a whole number, found " + type_name(*v) + " " + show(*v));
     }
-    if (out < min || out > max)
-        fail(key, "out of range: " + std::to_string(out) + " (allowed " + std::to_string(min) + " to " +
-                      std::to_string(max) + ")");
+    if (out < min || out > max) fail(key, "out of range: " + std::to_string(out) + " " + allowed);
     return out;
 }
 
 std::optional<double> Fields::get_number(const std::string& key, double min, double max) const {
     const Json* v = raw(key);
     if (!v) return std::nullopt;
+    if (is_unrepresentable_number(*v))
+        fail(key, "out of range: a " + std::to_string(v->get_ref<const std::string&>().size()) +
+                      "-character number beyond any machine number " + range_text(min, max));
     if (!v->is_number()) fail(key, "expected a number, found " + type_name(*v) + " " + show(*v));
     double out = v->get<double>();
     if (!std::isfinite(out) || out < min || out > max) {
         std::ostringstream os;
-        os << "out of range: " << out << " (allowed " << min << " to " << max << ")";
+        os << "out of range: " << out << " " << range_text(min, max);
         fail(key, os.str());
     }
     return out;
