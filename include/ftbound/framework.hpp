@@ -80,6 +80,13 @@ struct FrameworkProfile {
     // `output = self.output(h).float()`): the loss sees a 4-byte vocabulary row per token.
     bool output_upcast_fp32 = false;
     bool qlora_quantizes_lm_head = false;       // the 4-bit conversion also takes the output head
+    // QLoRA on bitsandbytes prepared by PEFT's prepare_model_for_kbit_training (peft src/peft/utils/other.py: "cast
+    // all non INT8 parameters to fp32", every fp16/bf16 parameter that is not a Params4bit): the embedding, the norms'
+    // weights and an unquantised head are stored in fp32, so the embedding's output and every RMSNorm output
+    // (`self.weight * hidden_states.to(input_dtype)`, fp32 weight) are fp32 and the residual stream with them;
+    // Linear4bit casts its input to the compute dtype and its output back to the input's (bitsandbytes
+    // nn/modules.py Linear4bit.forward: `.to(inp_dtype)`). GPTQ / torchao-quantised models are skipped there.
+    bool kbit_training_upcasts_fp32 = false;
     // A quantised frozen linear keeps its input when the input needs a gradient: bitsandbytes MatMul4Bit stores
     // ctx.tensors = (A, B) whenever any(ctx.needs_input_grad[:2]) (bitsandbytes autograd/_functions.py);
     // torchao's linear_nf4 (torchtune) keeps only the NF4 weight. A stock frozen linear keeps nothing

@@ -62,6 +62,14 @@ int64_t lora_params_in_layer(const LayerSpec& l, uint32_t mask, int64_t r) {
 
 namespace {
 
+// PEFT's prepare_model_for_kbit_training upcasts the unquantised parameters to fp32 (profile
+// kbit_training_upcasts_fp32); it skips GPTQ- and torchao-quantised models, so only bitsandbytes bases.
+bool kbit_upcast(const Job& job) {
+    const QloraKernel k = job.spec.train.qlora.kernel;
+    return job.spec.train.method == Method::qlora && job.framework.kbit_training_upcasts_fp32 &&
+           k != QloraKernel::auto_gptq && k != QloraKernel::torchao;
+}
+
 // The residual stream and the norms' output under autocast. Full training keeps fp32 parameters: the fp32 embedding
 // output makes every residual add fp32. Adapters (LoRA, QLoRA) leave the base frozen in the compute dtype, so the
 // stream stays there: Qwen-7B modeling_qwen.py RMSNorm returns `_norm(x.float()).type_as(x) * weight` in bf16, and PEFT
@@ -72,6 +80,9 @@ void set_stream_dtypes(const Job& job, TrainingSetup& s) {
     s.bytes.residual = s.bytes.autocast && s.full ? 4 : s.bytes.act;
     const bool norm_on_fp32_list = job.model.norm == NormKind::layernorm && !job.framework.fused_norm;
     s.bytes.norm_out = s.bytes.autocast && (s.bytes.residual >= 4 || norm_on_fp32_list) ? 4 : s.bytes.act;
+    // PEFT's kbit preparation (FrameworkProfile::kbit_training_upcasts_fp32): fp32 embedding and norm weights make
+    // the stream and the norms' output fp32, with or without autocast.
+    if (kbit_upcast(job)) s.bytes.residual = s.bytes.norm_out = 4;
 }
 
 }  // namespace
@@ -136,19 +147,23 @@ void set_storage_bytes(const Job& job, bool mixed, TrainingSetup& s) {
     const bool sharded_params = params_sharded_at_rest(job);
     // Storage: trainable parameters keep fp32 under torch.amp, the compute dtype otherwise (the master style
     // keeps an fp32 copy inside the optimizer instead). Frozen parameters are loaded in the compute dtype.
-    s.frozen_storage_bytes = s.bytes.weight_compute;
+    s.frozen_storage_bytes = kbit_upcast(job) ? 4 : s.bytes.weight_compute;   // the unquantised frozen parameters
     if (mixed && fw.mixed_style == MixedStyle::amp) {
         s.trainable_storage_bytes = 4;
         s.grad_bytes = 4;
         s.amp_weight_copies = s.full && !sharded_params;   // every fp32 weight gets a low-precision copy per matmul
     } else if (mixed) {
-        s.trainable_storage_bytes = s.bytes.weight_compute;
+        // fp8 primary weights are Transformer Engine's (fp8_model_init makes its modules' weights Float8Tensor); LoRA
+        // adapters are Megatron-Core ColumnParallelLinear / RowParallelLinear, not TE modules (NeMo
+        // nemo/collections/llm/peft/utils.py ParallelLinearAdapter: linear_in / linear_out, then .bfloat16()), so they
+        // stay bf16.
+        s.trainable_storage_bytes = s.adapters && job.spec.train.fp8_weights ? s.bytes.act : s.bytes.weight_compute;
         s.grad_bytes = fw.mixed_grad_bytes;
         s.master_bytes_per_param = 4;
     } else {
         s.trainable_storage_bytes = compute < 4 ? s.bytes.weight_compute : 4;
         s.grad_bytes = s.trainable_storage_bytes;
-        if (!s.full) s.frozen_storage_bytes = s.trainable_storage_bytes;
+        if (!s.full && !kbit_upcast(job)) s.frozen_storage_bytes = s.trainable_storage_bytes;
     }
     // FSDP MixedPrecision reduce_dtype: the gradients travel in it, then are cast back to the sharded parameter's
     // dtype (torch/distributed/fsdp/_runtime_utils.py _cast_grad_to_param_dtype).

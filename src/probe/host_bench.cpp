@@ -27,9 +27,6 @@
 #include "ftbound/units.hpp"
 #include "probe/bf16_gemm.hpp"
 
-#ifdef FTBOUND_HAVE_BLAS
-#include <cblas.h>
-#endif
 
 namespace fs = std::filesystem;
 
@@ -58,6 +55,26 @@ double* aligned_doubles(size_t n) {
     if (!p) throw std::bad_alloc();
     return static_cast<double*>(p);
 }
+
+// The BLAS is loaded when a benchmark first needs it, not linked: OpenBLAS's 16,000 relocations and its start-up
+// (thread pool, CPU detection) cost every other command several milliseconds. RTLD_GLOBAL puts its symbols where the
+// dlsym(RTLD_DEFAULT, ...) lookups below find them. False when ftbound was built without a BLAS or it cannot be loaded.
+bool load_blas() {
+#ifdef FTBOUND_HAVE_BLAS
+    static const bool loaded = [] {
+        for (const char* name : {FTBOUND_BLAS_LIBRARY, FTBOUND_BLAS_SONAME})
+            if (dlopen(name, RTLD_NOW | RTLD_GLOBAL)) return true;
+        return false;
+    }();
+    return loaded;
+#else
+    return false;
+#endif
+}
+
+// cblas_sgemm of the loaded BLAS; null without one. CBLAS enums: CblasRowMajor = 101, CblasNoTrans = 111.
+using SGemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+SGemm blas_sgemm() { return load_blas() ? reinterpret_cast<SGemm>(dlsym(RTLD_DEFAULT, "cblas_sgemm")) : nullptr; }
 
 // BLAS thread count, where the BLAS lets us set it (OpenBLAS does; reference BLAS is single-threaded).
 void set_blas_threads(int threads) {
@@ -163,7 +180,8 @@ Measurement triad_bandwidth_GBps(int threads, double array_bytes, int repetition
 }
 
 std::optional<GemmRate> sgemm_rate(int threads, const HostBenchOptions& opt) {
-#ifdef FTBOUND_HAVE_BLAS
+    const SGemm cblas_sgemm = blas_sgemm();
+    if (!cblas_sgemm) return std::nullopt;
     set_blas_threads(threads);
     std::vector<float> A, B, C;
     std::mt19937 rng(7);
@@ -177,21 +195,16 @@ std::optional<GemmRate> sgemm_rate(int threads, const HostBenchOptions& opt) {
             for (auto& x : A) x = dist(rng);
             for (auto& x : B) x = dist(rng);
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n);
+        cblas_sgemm(101, 111, 111, n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n);
     };
     return time_gemm(run_once, opt, 512, "blas sgemm");
-#else
-    (void)threads;
-    (void)opt;
-    return std::nullopt;
-#endif
 }
 
 std::optional<GemmRate> bf16_gemm_rate(int threads, const HostBenchOptions& opt, bool& native, std::string& skipped_reason) {
     // OpenBLAS built with BUILD_BFLOAT16 exports cblas_sbgemm (it uses AMX on CPUs that have it).
     using SbGemm = void (*)(int, int, int, int, int, int, float, const uint16_t*, int, const uint16_t*, int, float,
                             float*, int);
-    auto sbgemm = reinterpret_cast<SbGemm>(dlsym(RTLD_DEFAULT, "cblas_sbgemm"));
+    auto sbgemm = load_blas() ? reinterpret_cast<SbGemm>(dlsym(RTLD_DEFAULT, "cblas_sbgemm")) : nullptr;
     const bool kernel = cpu_has_avx512_bf16();
     native = sbgemm || kernel;
     std::vector<uint16_t> A, B;
@@ -223,25 +236,28 @@ std::optional<GemmRate> bf16_gemm_rate(int threads, const HostBenchOptions& opt,
         };
         return time_gemm(run_once, opt, 512, "avx512-bf16 kernel (ftbound)");
     }
+    if (const SGemm cblas_sgemm = blas_sgemm()) {
+        // No bf16 units: PyTorch then runs a bf16 matmul without them (ATen's cpublas::gemm falls back to its own
+        // kernel, pytorch aten/src/ATen/native/CPUBlas.cpp), computing in fp32. Timed here as what this CPU can do
+        // at best: both inputs widened to fp32 (each call), then the BLAS's sgemm.
+        (void)skipped_reason;  // measured: nothing skipped
+        set_blas_threads(threads);
+        auto run_once = [&](int n) {
+            prepare(n);
+            A32.resize(A.size());
+            B32.resize(B.size());
+            for (size_t i = 0; i < A.size(); ++i) A32[i] = bf16_to_float(A[i]);
+            for (size_t i = 0; i < B.size(); ++i) B32[i] = bf16_to_float(B[i]);
+            cblas_sgemm(101, 111, 111, n, n, n, 1.0f, A32.data(), n, B32.data(), n, 0.0f, C.data(), n);
+        };
+        return time_gemm(run_once, opt, 512, "bf16 converted to fp32 + blas sgemm (no bf16 units)");
+    }
 #ifdef FTBOUND_HAVE_BLAS
-    // No bf16 units: PyTorch then runs a bf16 matmul without them (ATen's cpublas::gemm falls back to its own
-    // kernel, pytorch aten/src/ATen/native/CPUBlas.cpp), computing in fp32. Timed here as what this CPU can do
-    // at best: both inputs widened to fp32 (each call), then the BLAS's sgemm.
-    (void)skipped_reason;  // measured: nothing skipped
-    set_blas_threads(threads);
-    auto run_once = [&](int n) {
-        prepare(n);
-        A32.resize(A.size());
-        B32.resize(B.size());
-        for (size_t i = 0; i < A.size(); ++i) A32[i] = bf16_to_float(A[i]);
-        for (size_t i = 0; i < B.size(); ++i) B32[i] = bf16_to_float(B[i]);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A32.data(), n, B32.data(), n, 0.0f, C.data(), n);
-    };
-    return time_gemm(run_once, opt, 512, "bf16 converted to fp32 + blas sgemm (no bf16 units)");
+    skipped_reason = "the CPU has no AVX512-BF16 and no BLAS could be loaded (" FTBOUND_BLAS_SONAME ")";
 #else
-    skipped_reason = "the CPU has no AVX512-BF16, the BLAS has no cblas_sbgemm, and ftbound was built without a BLAS";
-    return std::nullopt;
+    skipped_reason = "the CPU has no AVX512-BF16 and ftbound was built without a BLAS";
 #endif
+    return std::nullopt;
 }
 
 Measurement first_touch_GBps(int threads, double bytes, int repetitions) {
@@ -399,7 +415,7 @@ Threading blas_threading() {
     for (const char* v : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_PROC_BIND",
                           "OMP_PLACES", "KMP_AFFINITY"})
         if (const char* x = std::getenv(v)) t.environment.emplace_back(v, x);
-    void* sgemm = dlsym(RTLD_DEFAULT, "cblas_sgemm");
+    void* sgemm = reinterpret_cast<void*>(blas_sgemm());
     Dl_info info{};
     if (sgemm && dladdr(sgemm, &info) && info.dli_fname) t.blas_library = info.dli_fname;
     // OpenBLAS's own queries (openblas_config.h); other BLAS libraries do not have them.

@@ -23,7 +23,7 @@ struct HostBenchOptions {
 // per element (STREAM's convention: two arrays read, one written; write-allocate traffic not counted).
 Measurement triad_bandwidth_GBps(int threads, double array_bytes, int repetitions);
 
-// fp32 GEMM through the linked BLAS (cblas_sgemm); nullopt when ftbound was built without BLAS.
+// fp32 GEMM through the BLAS (cblas_sgemm, loaded on first use); nullopt when ftbound was built without one or it cannot be loaded.
 std::optional<GemmRate> sgemm_rate(int threads, const HostBenchOptions& opt);
 
 // bf16 GEMM: the BLAS's cblas_sbgemm when it has one, else the AVX512-BF16 kernel (`native` true); on a CPU with

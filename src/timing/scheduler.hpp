@@ -65,6 +65,9 @@ struct ScheduleInputs {
     double grad_accumulation = 1;
 };
 
+// Blocks per pipeline stage (fractional when they do not divide).
+double layers_per_stage(const Job& job);
+
 // The compute stream: every micro-batch's kernels, the host-bound idle time and the pipeline bubble.
 void schedule_compute(Schedule& s, const ScheduleInputs& in);
 // Collectives of tensor, context, expert and pipeline parallelism (per micro-batch).

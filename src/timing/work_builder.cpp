@@ -2,6 +2,8 @@
 #include "timing/work_builder.hpp"
 
 #include "memory/stage_params.hpp"
+#include "timing/fsdp_gradient_traffic.hpp"
+#include "timing/qlora_dequant.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,109 +11,7 @@
 
 namespace ftb {
 
-Work& Work::operator+=(const Work& o) {
-    matmul_s += o.matmul_s, attention_s += o.attention_s, memory_s += o.memory_s, dequant_s += o.dequant_s;
-    kernels += o.kernels, gemm_ops += o.gemm_ops, flops += o.flops;
-    return *this;
-}
-
 namespace {
-
-Dtype gemm_dtype(Precision p) {
-    switch (p) {
-        case Precision::fp32: return Dtype::fp32;
-        case Precision::tf32: return Dtype::tf32;
-        case Precision::fp16: return Dtype::fp16;
-        case Precision::bf16: return Dtype::bf16;
-        case Precision::fp8: return Dtype::fp8;
-    }
-    return Dtype::bf16;
-}
-
-// Matmul time factor of the framework on this architecture (FrameworkProfile::matmul_time_factor, fitted by
-// `ftbound validate --fit-matmul-factor`). An architecture without its own figure runs at 1: a factor fitted on
-// one GPU generation is not carried to another without a case that shows it holds.
-double matmul_time_factor(const FrameworkProfile& fw, GpuArch arch) {
-    for (const auto& [name, f] : fw.matmul_time_factor)
-        if (name == to_string(arch)) return f;
-    return 1.0;
-}
-
-// Dequantising the 4-bit base weights for one use, by the kernels of the library the job names
-// (train.qlora.kernel). Bytes per weight element and kernels per dequantised weight:
-struct DequantCost {
-    double bytes_per_element = 0;   // read + written by the dequantisation kernels
-    double issue_factor = 1;        // their time over their memory-bound time (instruction-bound kernels)
-    double cast_bytes_per_element = 0;   // a cast of the dequantised weight to the compute dtype (memory-bound)
-    double kernels = 0;             // per weight matrix
-    bool in_backward = true;        // backward dequantises again (false: the dequantised weight was saved)
-};
-
-// bitsandbytes (Linear4bit -> MatMul4Bit, bitsandbytes/autograd/_functions.py): forward runs
-// F.dequantize_4bit(B).to(A.dtype) then F.linear; backward dequantises again for grad_A. The kernel
-// (csrc/kernels.cu kDequantizeBlockwise, 64 threads x 8 bytes per tile) reads the packed codes (0.5 byte) and one
-// fp32 absmax per 64-element block and writes the dequantised weight. With double quantisation
-// (compress_statistics) F.dequantize_4bit first runs dequantize_blockwise on the 8-bit absmax and `absmax += offset`
-// (two more kernels). When the weight was quantised from another dtype than the compute dtype
-// (QuantState.dtype), `.to(A.dtype)` is a cast kernel over the whole weight.
-// Until bitsandbytes 0.47 the NF4 code -> value map was a 4-level if-tree per element (dDequantizeNF4): a warp
-// of 32 random codes walks every branch, so the kernel is instruction-bound; the branch-free rewrite
-// (bitsandbytes PR #1746, merged 2025-09-18, in 0.48) measured "between 1.36x - 2.07x faster" on A100 and H100
-// (PR #1747's benchmark, same change). The old kernel is charged the geometric middle, 1.68x its memory time.
-inline constexpr double kBnbBranchTreeSlowdown = 1.68;
-
-// auto-gptq int4 QuantLinear (auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py, v0.5.1, the kernel Qwen's
-// finetune.py runs with exllama disabled): for micro-batches of at least kernel_switch_threshold (128) tokens the
-// weight is dequantised by PyTorch ops, then torch.matmul: bitwise_right_shift of the int32 words broadcast 8 ways
-// (reads 0.5, writes a 4-byte int32 per element), .to(int8) (4 + 1), bitwise_and (1 + 1), minus the zeros (1 + 1),
-// times the scales into fp16 (1 + 2): 16.5 bytes per element in 5 kernels (plus 4 small ones on the zeros).
-// autograd saves the dequantised weight for backward: no second dequantisation (a recompute repeats it).
-DequantCost dequant_cost(const WorkContext& c) {
-    const QloraConfig& q = c.job.spec.train.qlora;
-    DequantCost d;
-    switch (q.kernel) {
-        case QloraKernel::auto_gptq:
-            d.bytes_per_element = 0.5 + 4 + 4 + 1 + 1 + 1 + 1 + 1 + 1 + 2;
-            d.kernels = 5 + 4;
-            d.in_backward = false;
-            return d;
-        case QloraKernel::torchao:
-            // torchao NF4Tensor (linear_nf4): the dequantised weight in forward and in backward; torch.compile fuses
-            // the lookup and scaling into one memory-bound kernel (the eager op chain is not modelled apart).
-            d.bytes_per_element = c.set.quant_bytes_per_param + c.act_bytes;
-            d.kernels = 1;
-            return d;
-        case QloraKernel::bitsandbytes:
-        case QloraKernel::bitsandbytes_047: break;
-    }
-    const std::string& from = c.job.framework.qlora_dequant_dtype;
-    const double out_bytes = from == "fp32" ? 4 : 2;
-    const double absmax_bytes = q.double_quant ? (1.0 + 4 + 8 + 4) / 64 : 4.0 / 64;   // 8-bit absmax -> fp32, += offset
-    d.bytes_per_element = 0.5 + absmax_bytes + out_bytes;
-    d.issue_factor = q.kernel == QloraKernel::bitsandbytes_047 ? kBnbBranchTreeSlowdown : 1.0;
-    d.kernels = q.double_quant ? 3 : 1;
-    if (!from.empty() && from != to_string(c.job.spec.train.precision)) {
-        d.cast_bytes_per_element = out_bytes + c.act_bytes;
-        d.kernels += 1;
-    }
-    return d;
-}
-
-// One use of `matrices` quantised weights of `elements` in all; one multiply per element (code value x block
-// scale) counts in the hardware FLOPs.
-void add_dequant(Work& w, const WorkContext& c, const DequantCost& d, double elements, double matrices) {
-    const double bytes = d.issue_factor * elements * d.bytes_per_element + elements * d.cast_bytes_per_element;
-    w.dequant_s += memory_bound_seconds(bytes, c.rates) / c.scale[Resource::memory_bandwidth];
-    w.flops += elements;
-    w.kernels += d.kernels * matrices;
-}
-
-// Forward dequantisation, and backward's when the library dequantises again for the input gradient.
-void add_dequant_uses(LayerWork& w, const WorkContext& c, double elements, double matrices) {
-    const DequantCost d = dequant_cost(c);
-    add_dequant(w.forward, c, d, elements, matrices);
-    if (d.in_backward) add_dequant(w.backward, c, d, elements, matrices);
-}
 
 // Forward GEMM, backward dgrad (when the input needs a gradient) and wgrad (when the weight trains).
 void add_base_matmuls(LayerWork& w, const WorkContext& c, double tokens, double in, double out, double count,
@@ -218,78 +118,6 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
     }
 }
 
-// Eager attention materialises scores and probabilities: two batched GEMMs and a softmax over heads x T x keys.
-void add_eager_attention(LayerWork& w, const LayerSpec& l, const WorkContext& c, double tokens, double keys,
-                         bool needs_grad) {
-    const double heads = double(l.heads) / c.tp;
-    add_gemm(w.forward, c, tokens, keys, double(l.head_dim), heads, true);
-    add_gemm(w.forward, c, tokens, double(l.head_dim), keys, heads, true);
-    if (needs_grad) {
-        add_gemm(w.backward, c, tokens, keys, double(l.head_dim), 2 * heads, true);
-        add_gemm(w.backward, c, tokens, double(l.head_dim), keys, 2 * heads, true);
-        w.backward.gemm_ops += 2;   // each backward above is two batched calls (grad of either operand)
-    }
-    const double score_bytes = tokens * heads * keys * (c.act_bytes + 4 + 4 + c.act_bytes);   // write, fp32 softmax, cast
-    add_memory_bound(w.forward, c, score_bytes, 4);
-    if (needs_grad) add_memory_bound(w.backward, c, 2 * score_bytes, 4);
-}
-
-// Short sequences run a fused attention kernel below its long-sequence rate: at a fixed 16k tokens per call, each
-// (sequence, head, query block) loads its queries and writes its output and softmax statistics once, over fewer
-// key blocks, and the causal diagonal's partly masked blocks are a larger share. Shah et al. 2024
-// (FlashAttention-3), H100 SXM5, head dim 128, at 512 ... 16k keys: Fig. 5 forward with causal mask, Fig. 6
-// backward; as shares of the 16k figure. Other architectures are assumed to follow the H100's shape.
-double short_sequence_share(int kernel_generation, bool backward, double keys) {
-    static constexpr std::array<double, 6> kKeys = {512, 1024, 2048, 4096, 8192, 16384};
-    static constexpr std::array<double, 6> kFa2Forward = {191, 260, 298, 319, 333, 335};
-    static constexpr std::array<double, 6> kFa2Backward = {214, 260, 291, 310, 318, 322};
-    static constexpr std::array<double, 6> kFa3Forward = {292, 423, 521, 579, 602, 616};
-    static constexpr std::array<double, 6> kFa3Backward = {316, 424, 501, 542, 559, 561};
-    const bool fa3 = kernel_generation == 3;
-    const auto& t = fa3 ? (backward ? kFa3Backward : kFa3Forward) : (backward ? kFa2Backward : kFa2Forward);
-    if (!(keys > 0) || keys >= kKeys.back()) return 1.0;
-    if (keys <= kKeys.front()) return t.front() / t.back();
-    size_t i = 1;
-    while (kKeys[i] < keys) ++i;
-    const double f = std::log2(keys / kKeys[i - 1]);   // the table doubles per step: interpolate in log2(keys)
-    return (t[i - 1] + f * (t[i] - t[i - 1])) / t.back();
-}
-
-// A fused attention kernel at its generation's efficiency of the bf16 peak over `keys` keys per query.
-void add_fused_attention(LayerWork& w, const WorkContext& c, double flops, double keys, bool needs_grad) {
-    const double peak = c.rates.peak_flops[size_t(Dtype::bf16)] > 0 ? c.rates.peak_flops[size_t(Dtype::bf16)]
-                                                                     : c.rates.peak_flops[size_t(c.dt)];
-    const int kernel = c.job.framework.attention_kernel;
-    const double eff = c.rates.cpu ? 0.5
-                                   : attention_efficiency(c.rates.arch, kernel) * short_sequence_share(kernel, false, keys);
-    const double eff_backward =
-        c.rates.cpu ? 0.5 : attention_efficiency(c.rates.arch, kernel, true) * short_sequence_share(kernel, true, keys);
-    w.forward.attention_s += flops / (peak * eff) / c.scale[Resource::compute];
-    w.forward.flops += flops;
-    w.forward.kernels += 1;
-    if (needs_grad) {
-        w.backward.attention_s +=
-            kAttentionBackwardFlopsFactor * flops / (peak * eff_backward) / c.scale[Resource::compute];
-        w.backward.flops += kAttentionBackwardFlopsFactor * flops;
-        w.backward.kernels += 2;
-    }
-}
-
-// The attention core of the block; returns its forward FLOPs (selective recompute repeats them).
-double add_attention_core(LayerWork& w, const LayerSpec& l, const WorkContext& c, double tokens, double seq,
-                          bool needs_grad) {
-    const double keys = l.sliding_window > 0 ? std::min(seq, double(l.sliding_window)) : seq;
-    const double causal = l.is_encoder ? 1.0 : 0.5;
-    const int attention_sets = l.cross_attention ? 2 : 1;
-    double forward_flops = 0;
-    for (int s = 0; s < attention_sets; ++s) {
-        const double flops = 4.0 * tokens * keys * double(l.q_dim()) / c.tp * (s == 1 ? 1.0 : causal);
-        forward_flops += flops;
-        if (c.job.spec.train.attention == Attention::eager) add_eager_attention(w, l, c, tokens, keys, needs_grad);
-        else add_fused_attention(w, c, flops, keys, needs_grad);
-    }
-    return forward_flops;
-}
 
 // Norms, rotary, residual adds, activation, dropout, autocast casts, MoE permutes: bytes and kernels per token.
 void add_block_elementwise(LayerWork& w, const LayerSpec& l, const ModelSpec& m, const WorkContext& c,
@@ -389,55 +217,6 @@ bool same_shape(const LayerSpec& a, const LayerSpec& b) {
            a.shared_expert_intermediate == b.shared_expert_intermediate && a.is_encoder == b.is_encoder;
 }
 
-// FSDP1 (use_orig_params=True) units that hold frozen and trainable weights together: the forward runs on views
-// of the unsharded FlatParameter, which requires grad (FlatParamHandle._use_unsharded_views(as_params=False),
-// torch/distributed/fsdp/_flat_param.py), so autograd computes the frozen weights' gradients too; the FSDP
-// docstring warns such units cost gradient memory "equivalent to not freezing those parameters" (pytorch PR #104967).
-bool fsdp_computes_frozen_weight_grads(const WorkContext& c) {
-    const ParallelSpec& par = c.job.spec.parallel;
-    return c.set.adapters && c.job.framework.fsdp_unit_mixes_frozen && par.zero >= 3 && par.dp > 1;
-}
-
-// Those gradients reach the FlatParameter through split_with_sizes' backward, which writes one unit-sized flat
-// gradient from the views' gradients (read + write); under no_sync() AccumulateGrad then adds it into the
-// unsharded .grad kept from the previous micro-batches (read two, write one) on all but the first micro-batch.
-void add_flat_gradient_traffic(Work& bwd, const WorkContext& c, const LayerSpec& l) {
-    const double elements = double(l.params()) / c.tp;
-    const double ga = double(c.job.spec.grad_accumulation());
-    const bool accumulates = ga > 1 && c.job.framework.fsdp_no_sync_accumulation;
-    const double accumulate_share = accumulates ? (ga - 1) / ga : 0;
-    add_memory_bound(bwd, c, elements * c.set.grad_bytes * (2 + 3 * accumulate_share), 1 + accumulate_share);
-}
-
-// FSDP1's post-backward hook on every unit whose gradients sync (torch/distributed/fsdp/_runtime_utils.py
-// _post_backward_hook, torch 2.0): the unsharded flat gradient is cast to the reduce dtype
-// (`flat_param.grad.to(handle._reduce_dtype)`, read the compute dtype, write the reduce dtype) and the default
-// communication hook pre-divides it in place before the reduce-scatter (default_hooks.reduce_scatter_hook:
-// `grad.div_(gradient_predivide_factor)`, a factor > 1 for any world size >= 2: read + write). Before that,
-// split_with_sizes' backward writes the flat gradient from the views' gradients (read + write in the compute
-// dtype), unless add_flat_gradient_traffic counted it already. Under no_sync() only the last micro-batch syncs.
-// `elements`: the unit's parameters on this GPU before sharding (a block, or the root unit's embedding and head).
-void add_fsdp1_post_backward_traffic(Work& bwd, const WorkContext& c, double elements, bool flat_write_counted) {
-    const double ga = double(c.job.spec.grad_accumulation());
-    const double sync_share = ga > 1 && c.job.framework.fsdp_no_sync_accumulation ? 1 / ga : 1;
-    const double grad_compute = c.set.bytes.weight_compute, grad_reduce = c.set.reduce_bytes;
-    const double flat_write = flat_write_counted ? 0 : 2 * grad_compute;
-    const bool casts = grad_reduce != grad_compute;
-    const double cast = casts ? grad_compute + grad_reduce : 0;
-    const double predivide = 2 * grad_reduce;
-    // A reduce dtype below the sharded parameter's: the reduced shard is cast back to it for the optimizer
-    // (_runtime_utils.py _cast_grad_to_param_dtype, read the reduce dtype, write the parameter's), 1/dp of the unit.
-    const double dp = double(c.job.spec.parallel.dp);
-    const bool casts_back = grad_reduce < c.set.grad_bytes;
-    const double cast_back = casts_back ? (grad_reduce + c.set.grad_bytes) / dp : 0;
-    add_memory_bound(bwd, c, elements * (flat_write + sync_share * (cast + predivide + cast_back)),
-                     1 + sync_share * ((casts ? 1 : 0) + 1 + (casts_back ? 1 : 0)));
-}
-
-bool fsdp1_unit_gradients(const WorkContext& c, bool trains) {
-    const ParallelSpec& par = c.job.spec.parallel;
-    return trains && c.job.framework.fsdp1_flat_gradients && par.zero >= 3 && par.dp > 1;
-}
 
 // The per-block host overhead is the forward's Python (module calls and their bookkeeping); full and per-op
 // recompute run each recomputed block's forward again (torch.utils.checkpoint re-enters the module's forward).
@@ -446,6 +225,34 @@ double forward_reruns_per_block(const Job& job) {
     if (tr.recompute != Recompute::full && tr.recompute != Recompute::op) return 0;
     const double stage_blocks = std::ceil(double(job.model.num_layers()) / double(job.spec.parallel.pp));
     return tr.recompute_layers > 0 ? std::min(1.0, double(tr.recompute_layers) / stage_blocks) : 1.0;
+}
+
+// The host's side of a stage's micro-batch of `blocks` blocks: issuing its kernels and the framework's per-block
+// and per-FSDP-unit Python, and the micro-batch as the stream sees it (kernels, or the host when it is slower).
+void add_host_issue(StageWork& s, const WorkContext& c, double blocks) {
+    const double per_kernel_s = host_seconds_per_kernel(c.job, c.scale);
+    const double per_block_s = c.job.framework.host_overhead_per_block_us * 1e-6 / c.scale[Resource::launch_overhead];
+    // Each block is one FSDP unit (auto-wrap by block): half its hook work runs in the forward, half in backward.
+    const double per_unit_s = c.job.spec.parallel.zero >= 3 && c.job.spec.parallel.dp > 1
+                                  ? c.job.framework.host_overhead_per_fsdp_unit_us * 1e-6 / c.scale[Resource::launch_overhead]
+                                  : 0;
+    const double host_forward_s = s.forward.kernels * per_kernel_s + blocks * (per_block_s + per_unit_s / 2);
+    const double host_backward_s = (s.backward.kernels + s.recompute.kernels) * per_kernel_s +
+                                   blocks * (forward_reruns_per_block(c.job) * per_block_s + per_unit_s / 2);
+    s.host_issue_s = host_forward_s + host_backward_s;
+    // A CPU runs each op on the thread that dispatched it: the per-op host time adds to the op's own time, and so
+    // does the wait of each GEMM call for the cores when the BLAS's thread pool and OpenMP's take turns (probed).
+    const DeviceSpec& dev = c.job.system.device;
+    if (c.job.system.cpu_only && dev.blas_switch_us > 0)
+        s.pool_switch_s = (s.forward.gemm_ops + s.backward.gemm_ops + s.recompute.gemm_ops) * dev.blas_switch_us * 1e-6 /
+                          c.scale[Resource::launch_overhead];
+    // On a GPU the stream runs no further ahead than the host has issued, phase by phase: the forward's kernels are
+    // issued by Python, the backward's by autograd's engine once the forward has been issued. A host-bound forward
+    // followed by a GPU-bound backward costs the host's forward plus the GPU's backward.
+    const double gpu_backward_s = s.backward.gpu_seconds() + s.recompute.gpu_seconds();
+    s.wall_s = c.job.system.cpu_only ? s.gpu_s + s.host_issue_s + s.pool_switch_s
+                                     : std::max(host_forward_s, s.forward.gpu_seconds()) +
+                                           std::max(host_backward_s, gpu_backward_s);
 }
 
 // One stage's blocks [first, last), plus head or embedding where the stage holds them.
@@ -481,74 +288,11 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
         if (root > 0) add_fsdp1_post_backward_traffic(s.backward, c, root / c.tp, false);
     }
     s.gpu_s = s.forward.gpu_seconds() + s.backward.gpu_seconds() + s.recompute.gpu_seconds();
-    const double blocks = double(last - first);
-    const double per_kernel_s = host_seconds_per_kernel(c.job, c.scale);
-    const double per_block_s = c.job.framework.host_overhead_per_block_us * 1e-6 / c.scale[Resource::launch_overhead];
-    // Each block is one FSDP unit (auto-wrap by block): half its hook work runs in the forward, half in backward.
-    const double per_unit_s = c.job.spec.parallel.zero >= 3 && c.job.spec.parallel.dp > 1
-                                  ? c.job.framework.host_overhead_per_fsdp_unit_us * 1e-6 / c.scale[Resource::launch_overhead]
-                                  : 0;
-    const double host_forward_s = s.forward.kernels * per_kernel_s + blocks * (per_block_s + per_unit_s / 2);
-    const double host_backward_s = (s.backward.kernels + s.recompute.kernels) * per_kernel_s +
-                                   blocks * (forward_reruns_per_block(c.job) * per_block_s + per_unit_s / 2);
-    s.host_issue_s = host_forward_s + host_backward_s;
-    // A CPU runs each op on the thread that dispatched it: the per-op host time adds to the op's own time, and so
-    // does the wait of each GEMM call for the cores when the BLAS's thread pool and OpenMP's take turns (probed).
-    const DeviceSpec& dev = c.job.system.device;
-    if (c.job.system.cpu_only && dev.blas_switch_us > 0)
-        s.pool_switch_s = (s.forward.gemm_ops + s.backward.gemm_ops + s.recompute.gemm_ops) * dev.blas_switch_us * 1e-6 /
-                          c.scale[Resource::launch_overhead];
-    // On a GPU the stream runs no further ahead than the host has issued, phase by phase: the forward's kernels are
-    // issued by Python, the backward's by autograd's engine once the forward has been issued. A host-bound forward
-    // followed by a GPU-bound backward costs the host's forward plus the GPU's backward.
-    const double gpu_backward_s = s.backward.gpu_seconds() + s.recompute.gpu_seconds();
-    s.wall_s = c.job.system.cpu_only ? s.gpu_s + s.host_issue_s + s.pool_switch_s
-                                     : std::max(host_forward_s, s.forward.gpu_seconds()) +
-                                           std::max(host_backward_s, gpu_backward_s);
+    add_host_issue(s, c, double(last - first));
     return s;
 }
 
 }  // namespace
-
-WorkContext make_work_context(const Job& job, const TrainingSetup& set, const DeviceRates& rates,
-                              const ResourceScale& scale) {
-    const TrainSpec& tr = job.spec.train;
-    return WorkContext{job, set, rates, scale, gemm_dtype(tr.precision), double(job.spec.parallel.tp),
-                       set.bytes.act, set.bytes.residual, tr.compile, job.framework.fused_norm, set.fused_qkv,
-                       job.system.cpu_only ? 1.0 : 1.0 / matmul_time_factor(job.framework, rates.arch)};
-}
-
-void add_gemm(Work& w, const WorkContext& c, double m, double n, double k, double count, bool batched) {
-    if (m < 1 || n < 1 || k < 1 || count <= 0) return;
-    const GemmEstimate e = gemm_estimate(int64_t(std::ceil(m)), int64_t(std::ceil(n)), int64_t(std::ceil(k)), c.dt, c.rates);
-    if (e.memory_bound) w.memory_s += count * e.seconds / c.scale[Resource::memory_bandwidth];
-    else w.matmul_s += count * e.seconds / (c.scale[Resource::compute] * c.sustained);
-    w.kernels += count;
-    w.gemm_ops += batched ? 1 : count;
-    w.flops += 2.0 * m * n * k * count;
-}
-
-void add_memory_bound(Work& w, const WorkContext& c, double bytes, double kernels) {
-    w.memory_s += memory_bound_seconds(bytes, c.rates) / c.scale[Resource::memory_bandwidth];
-    w.kernels += kernels;
-}
-
-// FlashAttention-2 reaches "50-73% of the theoretical maximum FLOPs/s on A100" (Dao 2023, FlashAttention-2,
-// abstract) and is "around 2x faster than FlashAttention" (same abstract); one figure for forward and backward.
-// On H100 SXM5 (989 dense bf16 TFLOP/s), head dim 128, sequence 16k (Shah et al. 2024, FlashAttention-3, Fig. 5
-// forward with causal mask, Fig. 6 backward): FlashAttention-2 335 TFLOP/s forward, 322 backward;
-// FlashAttention-3 616 forward, 561 backward. The backward panels are without the causal mask (the paper has no
-// causal backward figure).
-double attention_efficiency(GpuArch arch, int kernel_generation, bool backward) {
-    constexpr double kH100DenseBf16Tflops = 989.4;   // NVIDIA H100 datasheet, SXM, dense
-    const bool hopper_or_newer = arch == GpuArch::hopper || arch == GpuArch::blackwell;
-    double fa2 = 0.35;   // "only 35% utilization on the H100" (FlashAttention-3 abstract): other architectures
-    if (arch == GpuArch::ampere || arch == GpuArch::ada) fa2 = 0.6;   // middle of the 50-73% range
-    if (hopper_or_newer) fa2 = (backward ? 322.0 : 335.0) / kH100DenseBf16Tflops;
-    if (kernel_generation == 1) return fa2 / 2;
-    if (kernel_generation == 3 && hopper_or_newer) return (backward ? 561.0 : 616.0) / kH100DenseBf16Tflops;
-    return fa2;
-}
 
 LayerWork layer_work(const LayerSpec& l, const ModelSpec& m, const WorkContext& c, double tokens, double seq,
                      bool trains, bool needs_grad) {

@@ -1,0 +1,104 @@
+// The attention core of a block (attention_work.hpp): eager or fused kernels at their efficiency.
+#include "timing/attention_work.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace ftb {
+
+// FlashAttention-2 reaches "50-73% of the theoretical maximum FLOPs/s on A100" (Dao 2023, FlashAttention-2,
+// abstract) and is "around 2x faster than FlashAttention" (same abstract); one figure for forward and backward.
+// On H100 SXM5 (989 dense bf16 TFLOP/s), head dim 128, sequence 16k (Shah et al. 2024, FlashAttention-3, Fig. 5
+// forward with causal mask, Fig. 6 backward): FlashAttention-2 335 TFLOP/s forward, 322 backward;
+// FlashAttention-3 616 forward, 561 backward. The backward panels are without the causal mask (the paper has no
+// causal backward figure).
+double attention_efficiency(GpuArch arch, int kernel_generation, bool backward) {
+    constexpr double kH100DenseBf16Tflops = 989.4;   // NVIDIA H100 datasheet, SXM, dense
+    const bool hopper_or_newer = arch == GpuArch::hopper || arch == GpuArch::blackwell;
+    double fa2 = 0.35;   // "only 35% utilization on the H100" (FlashAttention-3 abstract): other architectures
+    if (arch == GpuArch::ampere || arch == GpuArch::ada) fa2 = 0.6;   // middle of the 50-73% range
+    if (hopper_or_newer) fa2 = (backward ? 322.0 : 335.0) / kH100DenseBf16Tflops;
+    if (kernel_generation == 1) return fa2 / 2;
+    if (kernel_generation == 3 && hopper_or_newer) return (backward ? 561.0 : 616.0) / kH100DenseBf16Tflops;
+    return fa2;
+}
+
+namespace {
+
+// Eager attention materialises scores and probabilities: two batched GEMMs and a softmax over heads x T x keys.
+void add_eager_attention(LayerWork& w, const LayerSpec& l, const WorkContext& c, double tokens, double keys,
+                         bool needs_grad) {
+    const double heads = double(l.heads) / c.tp;
+    add_gemm(w.forward, c, tokens, keys, double(l.head_dim), heads, true);
+    add_gemm(w.forward, c, tokens, double(l.head_dim), keys, heads, true);
+    if (needs_grad) {
+        add_gemm(w.backward, c, tokens, keys, double(l.head_dim), 2 * heads, true);
+        add_gemm(w.backward, c, tokens, double(l.head_dim), keys, 2 * heads, true);
+        w.backward.gemm_ops += 2;   // each backward above is two batched calls (grad of either operand)
+    }
+    const double score_bytes = tokens * heads * keys * (c.act_bytes + 4 + 4 + c.act_bytes);   // write, fp32 softmax, cast
+    add_memory_bound(w.forward, c, score_bytes, 4);
+    if (needs_grad) add_memory_bound(w.backward, c, 2 * score_bytes, 4);
+}
+
+// Short sequences run a fused attention kernel below its long-sequence rate: at a fixed 16k tokens per call, each
+// (sequence, head, query block) loads its queries and writes its output and softmax statistics once, over fewer
+// key blocks, and the causal diagonal's partly masked blocks are a larger share. Shah et al. 2024
+// (FlashAttention-3), H100 SXM5, head dim 128, at 512 ... 16k keys: Fig. 5 forward with causal mask, Fig. 6
+// backward; as shares of the 16k figure. Other architectures are assumed to follow the H100's shape.
+double short_sequence_share(int kernel_generation, bool backward, double keys) {
+    static constexpr std::array<double, 6> kKeys = {512, 1024, 2048, 4096, 8192, 16384};
+    static constexpr std::array<double, 6> kFa2Forward = {191, 260, 298, 319, 333, 335};
+    static constexpr std::array<double, 6> kFa2Backward = {214, 260, 291, 310, 318, 322};
+    static constexpr std::array<double, 6> kFa3Forward = {292, 423, 521, 579, 602, 616};
+    static constexpr std::array<double, 6> kFa3Backward = {316, 424, 501, 542, 559, 561};
+    const bool fa3 = kernel_generation == 3;
+    const auto& t = fa3 ? (backward ? kFa3Backward : kFa3Forward) : (backward ? kFa2Backward : kFa2Forward);
+    if (!(keys > 0) || keys >= kKeys.back()) return 1.0;
+    if (keys <= kKeys.front()) return t.front() / t.back();
+    size_t i = 1;
+    while (kKeys[i] < keys) ++i;
+    const double f = std::log2(keys / kKeys[i - 1]);   // the table doubles per step: interpolate in log2(keys)
+    return (t[i - 1] + f * (t[i] - t[i - 1])) / t.back();
+}
+
+// A fused attention kernel at its generation's efficiency of the bf16 peak over `keys` keys per query.
+void add_fused_attention(LayerWork& w, const WorkContext& c, double flops, double keys, bool needs_grad) {
+    const double peak = c.rates.peak_flops[size_t(Dtype::bf16)] > 0 ? c.rates.peak_flops[size_t(Dtype::bf16)]
+                                                                     : c.rates.peak_flops[size_t(c.dt)];
+    const int kernel = c.job.framework.attention_kernel;
+    const double eff = c.rates.cpu ? 0.5
+                                   : attention_efficiency(c.rates.arch, kernel) * short_sequence_share(kernel, false, keys);
+    const double eff_backward =
+        c.rates.cpu ? 0.5 : attention_efficiency(c.rates.arch, kernel, true) * short_sequence_share(kernel, true, keys);
+    w.forward.attention_s += flops / (peak * eff) / c.scale[Resource::compute];
+    w.forward.flops += flops;
+    w.forward.kernels += 1;
+    if (needs_grad) {
+        w.backward.attention_s +=
+            kAttentionBackwardFlopsFactor * flops / (peak * eff_backward) / c.scale[Resource::compute];
+        w.backward.flops += kAttentionBackwardFlopsFactor * flops;
+        w.backward.kernels += 2;
+    }
+}
+
+}  // namespace
+
+// The attention core of the block; returns its forward FLOPs (selective recompute repeats them).
+double add_attention_core(LayerWork& w, const LayerSpec& l, const WorkContext& c, double tokens, double seq,
+                          bool needs_grad) {
+    const double keys = l.sliding_window > 0 ? std::min(seq, double(l.sliding_window)) : seq;
+    const double causal = l.is_encoder ? 1.0 : 0.5;
+    const int attention_sets = l.cross_attention ? 2 : 1;
+    double forward_flops = 0;
+    for (int s = 0; s < attention_sets; ++s) {
+        const double flops = 4.0 * tokens * keys * double(l.q_dim()) / c.tp * (s == 1 ? 1.0 : causal);
+        forward_flops += flops;
+        if (c.job.spec.train.attention == Attention::eager) add_eager_attention(w, l, c, tokens, keys, needs_grad);
+        else add_fused_attention(w, c, flops, keys, needs_grad);
+    }
+    return forward_flops;
+}
+
+}  // namespace ftb
