@@ -169,6 +169,12 @@ struct FrameworkProfile {
     // it, all on the critical path (TransformerEngine AttnFuncWithCPAndKVAllGather: "KV all-gather between CP
     // ranks is exposed"; Llama 3, arXiv 2407.21783 §3.3.2).
     std::string context_parallel_exchange = "ring";
+    // How fp8 GEMM inputs are cast (precision fp8): "fused" = the casts ride in kernels the model already counts
+    // (Transformer Engine fuses the input cast into its LayerNorm / activation kernels and the grad-output cast
+    // with its transpose, cast_transpose; not charged apart); "torchao_tensorwise" = torchao Float8Linear with
+    // dynamic tensorwise scaling, whose amax reductions, casts and fp8 layout copies are memory-bound kernels of
+    // their own (timing/fp8_casts.hpp).
+    std::string fp8_linear_casts = "fused";
     // Matmul time in this framework's training steps relative to the isolated-matmul estimate, per GPU
     // architecture name (ampere, hopper, ...): what the model does not yet have a mechanism for (clocks under
     // power limits, framework copies). CALIBRATED by `ftbound validate --fit-matmul-factor` (docs/validation.md)

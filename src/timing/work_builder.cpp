@@ -2,6 +2,7 @@
 #include "timing/work_builder.hpp"
 
 #include "memory/stage_params.hpp"
+#include "timing/fp8_casts.hpp"
 #include "timing/fsdp_gradient_traffic.hpp"
 #include "timing/qlora_dequant.hpp"
 
@@ -179,9 +180,15 @@ void add_head_and_loss(Work& fwd, Work& bwd, const WorkContext& c, double tokens
     const ModelSpec& m = c.job.model;
     const TrainSpec& tr = c.job.spec.train;
     const double V = double(m.vocab) / c.tp, h = double(m.hidden);
-    add_gemm(fwd, c, tokens, V, h);
-    add_gemm(bwd, c, tokens, h, V);
-    if (c.set.full) add_gemm(bwd, c, h, V, tokens);
+    // fp8 training leaves the output head in bf16: Megatron-Core's output_layer is a tensor_parallel
+    // ColumnParallelLinear, not a Transformer Engine module (megatron/core/models/gpt/gpt_model.py), so
+    // fp8_autocast does not reach it; torchtitan converts every nn.Linear but "output" (torchtitan/float8.py
+    // convert_to_float8_training(..., module_filter_fn=lambda mod, fqn: fqn != "output")).
+    WorkContext hc = c;
+    if (hc.dt == Dtype::fp8) hc.dt = Dtype::bf16;
+    add_gemm(fwd, hc, tokens, V, h);
+    add_gemm(bwd, hc, tokens, h, V);
+    if (c.set.full) add_gemm(bwd, hc, h, V, tokens);
     if (tr.method == Method::qlora && c.job.framework.qlora_quantizes_lm_head) {
         // A quantised output head is dequantised per call; a chunked head (LitGPT: lm_head_chunk_size 128 along
         // the sequence, lit_gpt/model.py GPT.forward) is called once per chunk.
@@ -298,6 +305,7 @@ LayerWork layer_work(const LayerSpec& l, const ModelSpec& m, const WorkContext& 
                      bool trains, bool needs_grad) {
     LayerWork out;
     add_projections(out, l, c, tokens, trains, needs_grad);
+    add_fp8_block_casts(out, l, c, tokens, trains, needs_grad);
     const double attention_forward_flops = add_attention_core(out, l, c, tokens, seq, needs_grad);
     add_block_elementwise(out, l, m, c, tokens, needs_grad);
     if (!needs_grad) {

@@ -1,0 +1,68 @@
+// torchao Float8Linear casts (timing/fp8_casts.hpp), counted by hand for the tiny Llama of plan_test_util.hpp
+// (hidden 64, q 64, kv 32, FFN 128) on one H100 SXM, 8 tokens.
+#include <gtest/gtest.h>
+
+#include "memory/training_setup.hpp"
+#include "plan_test_util.hpp"
+#include "timing/fp8_casts.hpp"
+
+namespace ftb {
+namespace {
+
+// H100 SXM HBM 3350 GB/s at 750/900 for streaming kernels (kGpuStreamFraction).
+constexpr double kH100StreamBps = 3350e9 * 750.0 / 900.0;
+
+struct Built {
+    Job job;
+    TrainingSetup set;
+    DeviceRates rates;
+    ResourceScale scale;
+};
+
+Built build(const std::vector<std::pair<std::string, std::string>>& sets) {
+    Built b{plan_test::tiny_job(sets), {}, {}, {}};
+    b.set = derive_setup(b.job);
+    b.rates = device_rates(b.job.system.device);
+    return b;
+}
+
+TEST(TimingFp8Casts, CompiledCastIsAnAmaxReadAndACastAndEagerRunsEveryOp) {
+    const Fp8CastBytes compiled = torchao_tensorwise_cast_bytes(true, false, 1);
+    EXPECT_DOUBLE_EQ(compiled.forward_per_input, 5);      // amax read 2, cast read 2 + write 1
+    EXPECT_DOUBLE_EQ(compiled.forward_per_weight, 5);
+    EXPECT_DOUBLE_EQ(compiled.backward_per_output, 7);    // its cast + grad_weight's layout copy (1 + 1)
+    EXPECT_DOUBLE_EQ(compiled.backward_per_input, 2);
+    EXPECT_DOUBLE_EQ(compiled.backward_per_weight, 2);
+    EXPECT_DOUBLE_EQ(torchao_tensorwise_cast_bytes(false, false, 1).forward_per_input, 33);
+    EXPECT_DOUBLE_EQ(torchao_tensorwise_cast_bytes(true, true, 8).forward_per_weight, 5.0 / 8);
+}
+
+// Compiled, one cast per distinct input: q/k/v (in 64, outs 128, 8,192 weights), o (64, 64, 4,096), gate/up
+// (64, 256, 16,384), down (128, 64, 8,192). Forward: 8 x (64 + 64 + 64 + 128) x 5 + 36,864 x 5 = 197,120 B in
+// (2 casts each, the inputs and 7 weights) 22 kernels. Backward: 8 x (512 outputs x 7 + 320 inputs x 2) +
+// 36,864 x 2 = 107,520 B in 7 x 4 + 4 = 32 kernels.
+TEST(TimingFp8Casts, TorchtitanFp8BlockPaysItsCastsAndLayoutCopies) {
+    const Built b = build({{"train.precision", "fp8"}, {"train.framework", "torchtitan"}, {"train.compile", "true"}});
+    const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
+    LayerWork w;
+    add_fp8_block_casts(w, b.job.model.layers[0], c, 8, true, true);
+    EXPECT_DOUBLE_EQ(w.forward.memory_s, 197120 / kH100StreamBps);
+    EXPECT_DOUBLE_EQ(w.forward.kernels, 22);
+    EXPECT_DOUBLE_EQ(w.backward.memory_s, 107520 / kH100StreamBps);
+    EXPECT_DOUBLE_EQ(w.backward.kernels, 32);
+}
+
+TEST(TimingFp8Casts, FusedCastsAndBf16AddNothing) {
+    for (const auto& sets : std::vector<std::vector<std::pair<std::string, std::string>>>{
+             {{"train.precision", "fp8"}, {"train.framework", "megatron"}},
+             {{"train.precision", "bf16"}, {"train.framework", "torchtitan"}}}) {
+        const Built b = build(sets);
+        const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
+        LayerWork w;
+        add_fp8_block_casts(w, b.job.model.layers[0], c, 8, true, true);
+        EXPECT_DOUBLE_EQ(w.forward.memory_s + w.backward.memory_s, 0);
+    }
+}
+
+}  // namespace
+}  // namespace ftb
