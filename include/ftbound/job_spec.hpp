@@ -93,6 +93,9 @@ struct OffloadSpec {
     OffloadTarget optimizer = OffloadTarget::none;
     OffloadTarget params = OffloadTarget::none;
     OffloadTarget activations = OffloadTarget::none;
+    // With activations: cpu, how many blocks of each pipeline stage (the first ones) send their saved tensors to
+    // host memory (Megatron-Core `cpu_offloading_num_layers`); 0 = every block.
+    int64_t activation_layers = 0;
 };
 
 struct DataSpec {

@@ -66,6 +66,7 @@ struct MemoryResult {
     double compute_stream_peak_bytes = 0;
     double side_stream_pool_bytes = 0;
     double host_bytes = 0;         // host RAM per node for offloaded state and pinned buffers
+    double offloaded_activation_bytes = 0;   // per GPU and micro-batch: saved activations sent to host and back
     double host_capacity_bytes = 0;
     bool host_fits = true;
     double total_params = 0;

@@ -87,6 +87,8 @@ MemoryResult plan_memory(const Job& job, MemoryWalk* walk) {
             if (walk) *walk = {int(stage), std::move(points)};
         }
         host_per_gpu = std::max(host_per_gpu, s.optimizer.host + s.weights.host + s.activations.host);
+        res.offloaded_activation_bytes =
+            std::max(res.offloaded_activation_bytes, s.activations.host / std::max(1.0, s.activations.in_flight));
         res.paged_bytes = std::max(res.paged_bytes, s.optimizer.paged);
         if (stage == 0) {
             const StageParams& p = s.params;

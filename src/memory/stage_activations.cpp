@@ -182,10 +182,24 @@ StageActivations stage_activations(const Job& job, const TrainingSetup& set, con
     }
     const OffloadTarget offload = job.spec.offload.activations;
     out.resident = total * out.in_flight;
-    out.scores_resident = offload == OffloadTarget::none ? scores * out.in_flight : 0;
+    const int64_t sent_blocks = job.spec.offload.activation_layers;
+    const bool partial = offload == OffloadTarget::cpu && sent_blocks > 0 && sent_blocks < int64_t(out.per_block.size());
+    out.scores_resident = offload == OffloadTarget::none || partial ? scores * out.in_flight : 0;
     // Recompute (full or per-op) rebuilds one block at a time in backward.
     if (tr.recompute == Recompute::full || tr.recompute == Recompute::op) out.recompute_work = block_work;
-    if (offload == OffloadTarget::cpu) {
+    if (partial) {
+        // Only the first N blocks offload: Megatron-Core hands cpu_offloading_num_layers to Transformer Engine's
+        // get_cpu_offload_context as num_layers (transformer_engine/pytorch/cpu_offload.py: tensor_push offloads
+        // while `current_group < num_offload_group`, double-buffered); the other blocks, the edges and the scores stay
+        // on the GPU, two offloaded blocks in flight.
+        double sent = 0, sent_max = 0;
+        for (int64_t k = 0; k < sent_blocks; ++k) {
+            sent += out.per_block[size_t(k)];
+            sent_max = std::max(sent_max, out.per_block[size_t(k)]);
+        }
+        out.host = sent * out.in_flight;
+        out.resident = out.resident - out.host + std::min(out.host, 2 * sent_max);
+    } else if (offload == OffloadTarget::cpu) {
         // Every saved tensor goes to host memory; two blocks stay on the GPU (double buffering).
         out.offloaded = true;
         out.host = out.resident;

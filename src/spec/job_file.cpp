@@ -184,6 +184,9 @@ void read_offload(const Fields& o, JobSpec& j) {
     j.offload.params = choose(o, "params", kOffload, "none");
     // Saved activations go to host memory only (no framework streams them to NVMe).
     j.offload.activations = choose(o, "activations", kActivationOffload, to_string(j.offload.activations));
+    j.offload.activation_layers = o.get_int("activation_layers", 1, 1 << 20).value_or(0);
+    if (j.offload.activation_layers > 0 && j.offload.activations != OffloadTarget::cpu)
+        o.fail("activation_layers", "needs activations: cpu (it says how many blocks send their saved tensors to host memory)");
 }
 
 DeviceSpec read_device_field(const Fields& h, const std::string& key, DeviceKind kind, const Catalog& cat) {
@@ -497,6 +500,10 @@ void check_offload_and_recompute(const Job& job) {
     if (j.train.recompute_layers > blocks_per_stage)
         throw InputError(file, "train.recompute_layers", std::to_string(j.train.recompute_layers) + " is more than the " +
                                                               std::to_string(blocks_per_stage) + " blocks of a pipeline stage");
+    if (j.offload.activation_layers > blocks_per_stage)
+        throw InputError(file, "offload.activation_layers", std::to_string(j.offload.activation_layers) +
+                                                                " is more than the " + std::to_string(blocks_per_stage) +
+                                                                " blocks of a pipeline stage");
     if (job.system.cpu_only && (p.tp > 1 || p.pp > 1 || p.cp > 1))
         throw InputError(file, "parallel", "a CPU server runs data parallel only (tp, pp, cp must be 1)");
 }

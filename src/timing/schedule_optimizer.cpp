@@ -181,7 +181,7 @@ void schedule_offload_streams(Schedule& s, const ScheduleInputs& in) {
     // ZeRO-Infinity: each GPU fetches its own shard from the host per pass (forward and backward); the other
     // shards arrive through the gathers counted above.
     if (js.offload.params != OffloadTarget::none) bytes += 2 * in.mem.params_per_gpu * in.set.bytes.weight_compute;
-    if (js.offload.activations != OffloadTarget::none) bytes += 2 * in.mem.breakdown.activations_bytes;
+    bytes += 2 * in.mem.offloaded_activation_bytes;
     const double ga = in.grad_accumulation;
     const double t = host_copy_seconds(bytes, host_link, true);
     // Streams under the forward of every micro-batch and under what is left of the backward window.
