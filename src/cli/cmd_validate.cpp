@@ -1,6 +1,6 @@
 // `ftbound validate CASES.csv [--json|--csv] [--by-source] [--pins PINS.csv]`: predicted vs measured per case, MAPE and
 // worst case per quantity (overall and per source), and the check of the pinned figures (exit 3 when one is above
-// its pin).
+// its pin). `--leave-out CASES.csv...` (validate_leave_out.hpp) and `--fit-band CASES.csv...` take several files.
 #include <fmt/format.h>
 
 #include <filesystem>
