@@ -44,8 +44,10 @@ std::string settings_text(const std::vector<CalibratedSetting>& settings, const 
         out += "\n";
     }
     const BandFractions& b = r.band_in_sample;
-    out += fmt::format("  memory band fractions (src/memory/device_memory.hpp kBandFractions): state {:.1f}% / saved {:.0f}% / "
-                       "overhead {:.0f}%\n", 100 * b.state, 100 * b.saved, 100 * b.overhead);
+    out += fmt::format("  memory band fractions (src/memory/device_memory.hpp kBandFractions, in use {:.1f}% / {:.0f}% / {:.0f}%): "
+                       "state {:.1f}% / saved {:.0f}% / overhead {:.0f}%\n",
+                       100 * kBandFractions.state, 100 * kBandFractions.saved, 100 * kBandFractions.overhead,
+                       100 * b.state, 100 * b.saved, 100 * b.overhead);
     return out;
 }
 
