@@ -177,7 +177,7 @@ struct FrameworkProfile {
     std::string fp8_linear_casts = "fused";
     // Matmul time in this framework's training steps relative to the isolated-matmul estimate, per GPU
     // architecture name (ampere, hopper, ...): what the model does not yet have a mechanism for (clocks under
-    // power limits, framework copies). CALIBRATED by `ftbound validate --fit-matmul-factor` (docs/validation.md)
+    // power limits, framework copies). CALIBRATED by `ftbound validate --leave-out` (docs/validation.md)
     // for the profiles and architectures that have public cases; absent = 1.
     std::vector<std::pair<std::string, double>> matmul_time_factor;
     // Host (Python) time per transformer block per micro-batch beyond kernel launches: the forward's module

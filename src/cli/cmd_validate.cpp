@@ -1,6 +1,6 @@
 // `ftbound validate CASES.csv [--json|--csv] [--by-source] [--pins PINS.csv]`: predicted vs measured per case, MAPE and
 // worst case per quantity (overall and per source), and the check of the pinned figures (exit 3 when one is above
-// its pin).
+// its pin). `--leave-out CASES.csv...` (validate_leave_out.hpp) and `--fit-band CASES.csv...` take several files.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
+#include "cli/validate_leave_out.hpp"
 #include "ftbound/error.hpp"
 #include "report/csv.hpp"
 #include "report/table.hpp"
 #include "validate/band_fit.hpp"
-#include "validate/calibrate.hpp"
 #include "validate/pins.hpp"
 #include "validate/validation.hpp"
 
@@ -144,38 +144,11 @@ std::string pins_text(const std::vector<PinCheck>& checks) {
     return out;
 }
 
-// The cases file as the pins file names it: relative to the pins file's folder.
-std::string relative_to_pins(const std::string& cases, const std::string& pins) {
-    const fs::path dir = fs::weakly_canonical(fs::absolute(pins)).parent_path();
-    return fs::weakly_canonical(fs::absolute(cases)).lexically_relative(dir).generic_string();
-}
-
 struct Options {
-    std::vector<std::string> csvs;   // the cases files: one, or several with --fit-band
+    std::vector<std::string> csvs;   // the cases files: one, or several with --fit-band or --leave-out
     std::string csv, only, pins, reason;
-    bool json = false, csv_out = false, by_source = false, update_pins = false, fit_factor = false, fit_band = false;
+    bool json = false, csv_out = false, by_source = false, update_pins = false, leave_out = false, fit_band = false;
 };
-
-// The matmul time factor fitted on every source, and per source the MAPE in-sample, uncalibrated and left out.
-int fit_factor(const std::vector<ValidationCase>& cases, const std::string& dir) {
-    FactorFit in_sample;
-    const auto rows = leave_one_source_out(cases, dir, in_sample);
-    std::string out = "matmul_time_factor fitted on every source (data/frameworks/*.yaml, time: matmul_time_factor):\n";
-    for (const auto& [arch, f] : in_sample.factor)
-        out += fmt::format("  {}: {:.2f} ({} cases)\n", arch, f, in_sample.cases.at(arch));
-    TextTable t({"source", "quantity", "cases", "in-sample", "uncalibrated", "left out", "factors fitted without it"},
-                {false, false, true, true, true, true, false});
-    for (const auto& r : rows) {
-        std::string factors;
-        for (const auto& [arch, f] : r.fit_left_out.factor) factors += fmt::format("{}{} {:.2f}", factors.empty() ? "" : ", ", arch, f);
-        t.add({r.source, r.quantity, std::to_string(r.cases), fmt::format("{:.1f}%", 100 * r.mape_in_sample),
-               fmt::format("{:.1f}%", 100 * r.mape_uncalibrated), fmt::format("{:.1f}%", 100 * r.mape_left_out),
-               factors.empty() ? "none" : factors});
-    }
-    out += "\nMAPE of the time cases whose framework opts in (quality high and medium):\n" + t.str();
-    std::cout << out;
-    return 0;
-}
 
 std::string band_fit_row(const BandFit& f) {
     return fmt::format("{:.1f}% / {:.0f}% / {:.0f}%", 100 * f.fractions.state, 100 * f.fractions.saved,
@@ -221,14 +194,14 @@ int fit_band(const Options& o) {
 // Rewrites this cases file's pins with the current figures; a pin may rise only with a stated reason.
 int update_pins(const Options& o, const std::vector<Pin>& pins, const std::vector<QuantitySummary>& all) {
     std::vector<std::string> rising;
-    const auto updated = updated_pins(pins, relative_to_pins(o.csv, o.pins), all, o.reason, rising);
+    const auto updated = updated_pins(pins, cases_relative_to_pins(o.csv, o.pins), all, o.reason, rising);
     if (!rising.empty() && o.reason.empty()) {
         for (const auto& r : rising) std::cerr << "error: " << o.pins << ": " << r << ": a pin that rises needs --reason\n";
         return 2;
     }
     write_pins(o.pins, updated);
     for (const auto& r : rising) std::cout << "pin raised: " << r << " (" << o.reason << ")\n";
-    std::cout << "pins of " << relative_to_pins(o.csv, o.pins) << " written to " << o.pins << "\n";
+    std::cout << "pins of " << cases_relative_to_pins(o.csv, o.pins) << " written to " << o.pins << "\n";
     return 0;
 }
 
@@ -272,8 +245,12 @@ void print_validation(const Options& o, const ValidationOutput& v) {
 
 int run(Options o) {
     if (o.fit_band) return fit_band(o);
+    if (o.leave_out) {
+        if (!o.only.empty()) throw InputError("", "--quantity", "--leave-out reports every quantity: drop --quantity");
+        return run_leave_out({o.csvs, o.pins, o.reason, o.json, o.csv_out, o.update_pins});
+    }
     if (o.csvs.size() != 1)
-        throw InputError(o.csvs.at(1), "cases", "validate takes one cases file (several only with --fit-band)");
+        throw InputError(o.csvs.at(1), "cases", "validate takes one cases file (several only with --fit-band or --leave-out)");
     o.csv = o.csvs.front();
     const auto cases = read_cases(o.csv);
     if (o.update_pins && o.pins.empty()) throw InputError("", "--update-pins", "needs --pins FILE");
@@ -282,7 +259,6 @@ int run(Options o) {
     const std::vector<Pin> pins = pins_exist ? read_pins(o.pins) : std::vector<Pin>{};
     const fs::path csv_path(o.csv);
     const std::string dir = csv_path.has_parent_path() ? csv_path.parent_path().string() : std::string(".");
-    if (o.fit_factor) return fit_factor(cases, dir);
     ValidationOutput v;
     for (const auto& c : cases)
         if (o.only.empty() || c.quantity == o.only) v.results.push_back(run_case(c, dir));
@@ -292,8 +268,8 @@ int run(Options o) {
     all.insert(all.end(), v.by_source.begin(), v.by_source.end());
     if (o.update_pins) return update_pins(o, pins, all);
     if (!pins.empty()) {
-        v.checks = check_pins(pins, relative_to_pins(o.csv, o.pins), all);
-        if (v.checks.empty()) throw InputError(o.pins, "cases", "no pin names " + relative_to_pins(o.csv, o.pins));
+        v.checks = check_pins(pins, cases_relative_to_pins(o.csv, o.pins), all);
+        if (v.checks.empty()) throw InputError(o.pins, "cases", "no pin names " + cases_relative_to_pins(o.csv, o.pins));
     }
     print_validation(o, v);
     bool all_ok = true;
@@ -309,7 +285,7 @@ const Register reg{Command{
     "validate", "run every validation case and print predicted vs measured with the error per quantity",
     [](CLI::App& sub) -> std::function<int()> {
         auto o = std::make_shared<Options>();
-        sub.add_option("cases", o->csvs, "cases.csv (columns id,job,quantity,measured,unit,source,note[,quality]); several with --fit-band")
+        sub.add_option("cases", o->csvs, "cases.csv (columns id,job,quantity,measured,unit,source,note[,quality]); several with --fit-band or --leave-out")
             ->required();
         auto* json = sub.add_flag("--json", o->json, "print one JSON document");
         sub.add_flag("--csv", o->csv_out, "print one CSV row per case (docs/output.md)")->excludes(json);
@@ -318,9 +294,10 @@ const Register reg{Command{
         sub.add_option("--pins", o->pins, "pinned figures (validation/pins.csv): exit 3 when a MAPE is above its pin");
         sub.add_flag("--update-pins", o->update_pins, "write this cases file's current figures into --pins");
         sub.add_option("--reason", o->reason, "why a pin rises (required when --update-pins raises one)");
-        sub.add_flag("--fit-matmul-factor", o->fit_factor,
-                     "fit the matmul time factor per GPU architecture; print in-sample, uncalibrated and "
-                     "leave-one-source-out MAPE per source (docs/validation.md)");
+        sub.add_flag("--leave-out", o->leave_out,
+                     "leave one source out: refit every calibrated setting without each source and predict it; per "
+                     "source and quantity the left-out, in-sample and uncalibrated MAPE (several cases files: one pool; "
+                     "--pins checks validation/pins_left_out.csv; docs/validation.md)");
         auto* band = sub.add_flag("--fit-band", o->fit_band,
                                   "fit the memory band's fractions on the memory cases of every cases file given; print "
                                   "the band in use, the fitted one and, per source, the share held when fitted without it");

@@ -16,7 +16,7 @@ const std::vector<std::pair<std::string, QuotedRange>>& quoted_ranges() {
     static const std::vector<std::pair<std::string, QuotedRange>> ranges = {
         {"cpu_step", {"validation/measured/cpu-vm/cases.csv", "cpu-", "", "step_seconds", -22, 29, 11, 22}},
         {"cpu_rss", {"validation/measured/cpu-vm/cases.csv", "cpu-", "", "device_used", -13, 6, 4, 22}},
-        {"qlora_step_bnb", {"validation/cases.csv", "lg-", "qlora", "iteration_seconds", -29, -5, 17, 8}},
+        {"qlora_step_bnb", {"validation/cases.csv", "lg-", "qlora", "iteration_seconds", -23, -13, 19, 8}},
         {"qlora_memory_bnb", {"validation/cases.csv", "lg-", "qlora", "allocated_peak", -7, -3, 5, 8}},
         {"qlora_tps_torchao", {"validation/cases.csv", "tune-", "qlora", "tokens_per_second", -20, -2, 9, 3}},
         {"qlora_memory_torchao", {"validation/cases.csv", "tune-", "qlora", "allocated_peak", 4, 23, 11, 3}},

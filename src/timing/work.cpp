@@ -25,7 +25,7 @@ Dtype gemm_dtype(Precision p) {
 }
 
 // Matmul time factor of the framework on this architecture (FrameworkProfile::matmul_time_factor, fitted by
-// `ftbound validate --fit-matmul-factor`). An architecture without its own figure runs at 1: a factor fitted on
+// `ftbound validate --leave-out`). An architecture without its own figure runs at 1: a factor fitted on
 // one GPU generation is not carried to another without a case that shows it holds.
 double matmul_time_factor(const FrameworkProfile& fw, GpuArch arch) {
     for (const auto& [name, f] : fw.matmul_time_factor)

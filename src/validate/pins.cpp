@@ -1,6 +1,7 @@
 #include "validate/pins.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <map>
@@ -144,6 +145,12 @@ void write_pins(const std::string& path, const std::vector<Pin>& pins) {
           << p.count << ',' << fmt::format("{:.1f}", p.max_mape_percent) << ',' << p.max_beyond_30 << ','
           << (p.min_in_band >= 0 ? std::to_string(p.min_in_band) : std::string()) << ',' << csv_field(p.reason) << '\n';
     if (!f) throw InputError(path, "", "write failed");
+}
+
+std::string cases_relative_to_pins(const std::string& cases, const std::string& pins) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::weakly_canonical(fs::absolute(pins)).parent_path();
+    return fs::weakly_canonical(fs::absolute(cases)).lexically_relative(dir).generic_string();
 }
 
 }  // namespace ftb

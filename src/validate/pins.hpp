@@ -45,5 +45,7 @@ std::vector<Pin> updated_pins(const std::vector<Pin>& pins, const std::string& c
                               const std::vector<QuantitySummary>& summaries, const std::string& reason,
                               std::vector<std::string>& rising);
 void write_pins(const std::string& path, const std::vector<Pin>& pins);
+// A cases file as a pins file names it: relative to the pins file's folder.
+std::string cases_relative_to_pins(const std::string& cases, const std::string& pins);
 
 }  // namespace ftb

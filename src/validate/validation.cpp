@@ -115,19 +115,13 @@ std::vector<ValidationCase> read_cases(const std::string& path) {
     return out;
 }
 
-CaseResult run_case(const ValidationCase& c, const std::string& csv_dir) {
+CaseResult run_case_on(const ValidationCase& c, const Job& job) {
     CaseResult r;
     r.c = c;
-    const std::string job_path = (fs::path(csv_dir) / c.job).string();
-    // One bad job does not stop the run: the case is reported as not predicted, with the reason.
     try {
         std::optional<PredictedBand> band;
-        r.predicted = predict_quantity(load_job(job_path, c.set), c.quantity, c.unit, r.skipped, &band);
+        r.predicted = predict_quantity(job, c.quantity, c.unit, r.skipped, &band);
         if (band) r.band_low = band->low, r.band_high = band->high, r.band_parts = band->parts;
-        if (!c.set.empty()) {
-            std::string why;
-            r.predicted_as_transcribed = predict_quantity(load_job(job_path), c.quantity, c.unit, why);
-        }
     } catch (const InputError& e) {
         r.predicted.reset();
         r.band_low.reset(), r.band_high.reset(), r.band_parts.reset();
@@ -135,6 +129,24 @@ CaseResult run_case(const ValidationCase& c, const std::string& csv_dir) {
     }
     if (r.predicted) r.error_fraction = (*r.predicted - c.measured) / c.measured;
     return r;
+}
+
+CaseResult run_case(const ValidationCase& c, const std::string& csv_dir) {
+    const std::string job_path = (fs::path(csv_dir) / c.job).string();
+    // One bad job does not stop the run: the case is reported as not predicted, with the reason.
+    try {
+        CaseResult r = run_case_on(c, load_job(job_path, c.set));
+        if (!c.set.empty()) {
+            std::string why;
+            r.predicted_as_transcribed = predict_quantity(load_job(job_path), c.quantity, c.unit, why);
+        }
+        return r;
+    } catch (const InputError& e) {
+        CaseResult r;
+        r.c = c;
+        r.skipped = std::string("error: ") + e.what();
+        return r;
+    }
 }
 
 double CaseResult::band_half_width_fraction() const {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ftbound/job.hpp"
 #include "memory/device_memory.hpp"
 
 namespace ftb {
@@ -52,6 +53,8 @@ struct QuantitySummary {
 std::vector<ValidationCase> read_cases(const std::string& csv_path);
 // Runs one case; job paths are relative to the CSV's folder.
 CaseResult run_case(const ValidationCase& c, const std::string& csv_dir);
+// Runs one case on an already loaded job (the case's `set` applied).
+CaseResult run_case_on(const ValidationCase& c, const Job& job);
 std::vector<QuantitySummary> summarise(const std::vector<CaseResult>& results);
 // The source of a case: its id up to the first '-' (lf, lg, tune, llama3, qwen1, ...).
 std::string case_source(const std::string& id);

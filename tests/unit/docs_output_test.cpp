@@ -63,6 +63,7 @@ TEST(DocsOutput, ModelCompareValidateKeysAreDocumented) {
                              "id,job,quantity,measured,unit,source,note\n"
                              "c1,job.yaml,tokens_per_second_per_gpu,5000,tokens/s,test,\n");
     expect_documented(json_of({"validate", dir + "/cases.csv", "--json"}), "validate --json");
+    expect_documented(json_of({"validate", "--leave-out", dir + "/cases.csv", "--json"}), "validate --leave-out --json");
 }
 
 TEST(DocsOutput, SearchKeysAreDocumented) {
