@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     std::vector<Indexed> files;
     for (const auto& e : fs::recursive_directory_iterator(argv[2])) {
         if (!e.is_regular_file() || e.path().extension() != ".yaml") continue;
-        Indexed f{fs::relative(e.path(), argv[2]).string(), read_file(e.path()), {}};
+        Indexed f{e.path().lexically_relative(argv[2]).string(), read_file(e.path()), {}};
         try {
             f.cbor = ftb::Json::to_cbor(ftb::parse_yaml_source(f.text, f.path));
         } catch (const ftb::InputError& err) {
