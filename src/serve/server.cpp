@@ -1,21 +1,18 @@
 #include "serve/server.hpp"
 
-#include <fcntl.h>
-#include <httplib.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <dlfcn.h>
 
-#include <atomic>
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <thread>
 
+#include "cluster/library_loader.hpp"
 #include "ftbound/error.hpp"
 #include "serve/api.hpp"
 #include "serve/compute_pool.hpp"
+#include "serve/http_service.hpp"
 #include "serve/request_guard.hpp"
 #include "web/html_page.hpp"
 
@@ -23,14 +20,9 @@ namespace ftb::serve {
 
 namespace {
 
-constexpr const char* kJson = "application/json";
+HttpResponse response(const ApiAnswer& a) { return {a.status, a.json, "application/json", {}}; }
 
-void answer(httplib::Response& res, const ApiAnswer& a) {
-    res.status = a.status;
-    res.set_content(a.json, kJson);
-}
-
-// The text of the error line for statuses httplib sets itself (before any handler runs).
+// The text of the error line for statuses the HTTP server sets itself (before any route runs).
 std::string status_line(int status, size_t max_body_bytes) {
     switch (status) {
         case 400: return "error: request: malformed HTTP request";
@@ -43,84 +35,42 @@ std::string status_line(int status, size_t max_body_bytes) {
     }
 }
 
-// SIGINT/SIGTERM: the handler only writes a byte to a pipe (async-signal-safe, whichever thread takes the
-// signal: libraries such as OpenBLAS start threads of their own); a watcher thread reads it and stops the server.
-std::atomic<int> g_stop_fd{-1};
-
-extern "C" void on_stop_signal(int) {
-    const int fd = g_stop_fd.load();
-    const char byte = 1;
-    if (fd >= 0) [[maybe_unused]] ssize_t n = write(fd, &byte, 1);
-}
-
-class SignalWatcher {
-public:
-    explicit SignalWatcher(httplib::Server& server) {
-        if (pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0) throw InternalError("pipe2 failed");
-        g_stop_fd = fds_[1];
-        struct sigaction sa {};
-        sa.sa_handler = on_stop_signal;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, &old_int_);
-        sigaction(SIGTERM, &sa, &old_term_);
-        thread_ = std::thread([this, &server] {
-            while (!done_) {
-                pollfd p{fds_[0], POLLIN, 0};
-                if (poll(&p, 1, 200) > 0 && (p.revents & POLLIN)) {
-                    server.stop();
-                    return;
-                }
-            }
-        });
-    }
-    ~SignalWatcher() {
-        done_ = true;
-        thread_.join();
-        sigaction(SIGINT, &old_int_, nullptr);
-        sigaction(SIGTERM, &old_term_, nullptr);
-        g_stop_fd = -1;
-        close(fds_[0]);
-        close(fds_[1]);
-    }
-
-private:
-    int fds_[2] = {-1, -1};
-    struct sigaction old_int_ {}, old_term_ {};
-    std::atomic<bool> done_{false};
-    std::thread thread_;
-};
-
-void add_routes(httplib::Server& svr, ComputePool& pool, const ServeOptions& o) {
+std::vector<HttpRoute> routes(ComputePool& pool, const ServeOptions& o) {
     const auto limit = std::chrono::milliseconds(static_cast<long long>(o.request_seconds * 1000));
-    auto compute = [&pool, limit, o](httplib::Response& res, std::function<ApiAnswer()> work) {
+    auto compute = [&pool, limit, seconds = o.request_seconds](std::function<ApiAnswer()> work) {
         auto a = pool.run(std::move(work), limit);
-        answer(res, a ? *a
-                      : api_error(503, "error: request: not answered within " + std::to_string(int(o.request_seconds)) +
-                                           " s (the server is busy or the job is too large); try again"));
+        return response(a ? *a
+                          : api_error(503, "error: request: not answered within " + std::to_string(int(seconds)) +
+                                               " s (the server is busy or the job is too large); try again"));
     };
     const std::string page = web::serve_page();
-    svr.Get("/", [page](const httplib::Request&, httplib::Response& res) { res.set_content(page, "text/html; charset=utf-8"); });
-    svr.Get("/api/catalog", [compute](const httplib::Request&, httplib::Response& res) { compute(res, api_catalog); });
-    svr.Post("/api/plan", [compute](const httplib::Request& req, httplib::Response& res) {
-        compute(res, [body = req.body] { return api_plan(body); });
-    });
-    svr.Post("/api/compare", [compute](const httplib::Request& req, httplib::Response& res) {
-        compute(res, [body = req.body, hw = req.get_param_value("hardware")] { return api_compare(body, hw); });
-    });
-    const size_t max_body = o.max_body_bytes;
-    // Statuses set by httplib itself (oversized body, unknown route) get an error line too; an oversized body is a
-    // bad request like a malformed one (400).
-    svr.set_error_handler(httplib::Server::HandlerWithResponse(
-        [max_body](const httplib::Request&, httplib::Response& res) {
-            if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-            const std::string line = status_line(res.status, max_body);
-            if (res.status == 413) res.status = 400;
-            answer(res, api_error(res.status, line));
-            return httplib::Server::HandlerResponse::Handled;
-        }));
-    svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-        answer(res, api_error(500, "internal error (a bug in ftbound): a request failed"));
-    });
+    return {
+        {"GET", "/", [page](const HttpRequest&) { return HttpResponse{200, page, "text/html; charset=utf-8", {}}; }},
+        {"GET", "/api/catalog", [compute](const HttpRequest&) { return compute(api_catalog); }},
+        {"POST", "/api/plan", [compute](const HttpRequest& r) { return compute([body = r.body] { return api_plan(body); }); }},
+        {"POST", "/api/compare",
+         [compute](const HttpRequest& r) {
+             return compute([body = r.body, hw = r.query("hardware")] { return api_compare(body, hw); });
+         }},
+    };
+}
+
+// Every request passes the Host/Origin check before routing; an allowed cross-origin page gets the CORS
+// headers, and its preflight (OPTIONS) an empty 204.
+BeforeRouting guard_request(const RequestGuard& guard, const HttpRequest& req) {
+    BeforeRouting out;
+    if (auto refused = check_request(guard, req.host, req.origin)) {
+        out.answer = response(*refused);
+        return out;
+    }
+    if (req.origin && is_allowed_cross_origin(guard, *req.origin)) {
+        out.headers = {{"Access-Control-Allow-Origin", *req.origin}, {"Vary", "Origin"}};
+        if (req.method == "OPTIONS")
+            out.answer = HttpResponse{204, "", "",
+                                      {{"Access-Control-Allow-Methods", "GET, POST"},
+                                       {"Access-Control-Allow-Headers", "Content-Type"}}};
+    }
+    return out;
 }
 
 // The --host address as a Host header names it, when it is a name or address of its own (not a wildcard).
@@ -130,74 +80,59 @@ std::optional<std::string> bound_host_name(const std::string& host) {
     return host;
 }
 
-// Every request passes the Host/Origin check before routing; an allowed cross-origin page gets the CORS
-// headers, and its preflight (OPTIONS) an empty 204.
-void add_request_guard(httplib::Server& svr, std::shared_ptr<const RequestGuard> guard) {
-    svr.set_pre_routing_handler([guard](const httplib::Request& req, httplib::Response& res) {
-        auto header = [&req](const char* name) -> std::optional<std::string> {
-            if (!req.has_header(name)) return std::nullopt;
-            return req.get_header_value(name);
-        };
-        const auto origin = header("Origin");
-        if (auto refused = check_request(*guard, header("Host"), origin)) {
-            answer(res, *refused);
-            return httplib::Server::HandlerResponse::Handled;
-        }
-        if (origin && is_allowed_cross_origin(*guard, *origin)) {
-            res.set_header("Access-Control-Allow-Origin", *origin);
-            res.set_header("Vary", "Origin");
-            if (req.method == "OPTIONS") {
-                res.set_header("Access-Control-Allow-Methods", "GET, POST");
-                res.set_header("Access-Control-Allow-Headers", "Content-Type");
-                res.status = 204;
-                return httplib::Server::HandlerResponse::Handled;
-            }
-        }
-        return httplib::Server::HandlerResponse::Unhandled;
-    });
+using ServeHttp = int (*)(const HttpService&);
+
+// libftbound_http.so: $FTBOUND_HTTP_LIBRARY, next to the binary, ../lib/ of it, then the loader's path.
+ServeHttp load_http_server() {
+    std::string path, error;
+    void* lib = cluster::load_library("libftbound_http.so", "FTBOUND_HTTP_LIBRARY", path, error);
+    if (!lib)
+        throw InputError("serve", "libftbound_http.so",
+                         "the HTTP server library was not found (" + error +
+                             "): it is built and installed with ftbound (next to the binary or in ../lib), or set "
+                             "FTBOUND_HTTP_LIBRARY");
+    auto abi = reinterpret_cast<int (*)()>(dlsym(lib, "ftbound_http_abi"));
+    auto serve_http = reinterpret_cast<ServeHttp>(dlsym(lib, "ftbound_http_serve"));
+    if (!abi || !serve_http || abi() != kHttpServiceAbi)
+        throw InputError(path, "serve", "is from another build of ftbound (interface version differs); reinstall ftbound");
+    return serve_http;
 }
 
 }  // namespace
 
 int serve(const ServeOptions& o, const std::function<void(const std::string& url)>& on_listening) {
     if (o.port < 0 || o.port > 65535) throw InputError("command line", "--port", "must be 0-65535");
-    httplib::Server svr;
-    const size_t connections = o.connection_threads;
-    svr.new_task_queue = [connections] { return new httplib::ThreadPool(connections); };
-    // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which would let a second server share the port.
-    // The listening socket is remembered to lift httplib's accept backlog (5) once it listens.
-    auto listening_fd = std::make_shared<int>(-1);
-    svr.set_socket_options([listening_fd](int sock) {
-        int yes = 1;
-        setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-        *listening_fd = sock;
-    });
-    svr.set_payload_max_length(o.max_body_bytes);
-    svr.set_read_timeout(5, 0);
-    svr.set_write_timeout(5, 0);
-    svr.set_keep_alive_timeout(2);
+    const ServeHttp serve_http = load_http_server();
     const size_t cores = o.compute_threads ? o.compute_threads : std::max(1u, std::thread::hardware_concurrency());
-    SignalWatcher signals(svr);
     ComputePool pool(cores, 256);
-    add_routes(svr, pool, o);
     auto guard = std::make_shared<RequestGuard>();
     guard->extra_hosts = o.allow_hosts;
     if (auto name = bound_host_name(o.host)) guard->extra_hosts.push_back(*name);
     guard->origins = o.allow_origins;
-    add_request_guard(svr, guard);
-    int port = o.port;
-    if (port == 0) port = svr.bind_to_any_port(o.host);
-    else if (!svr.bind_to_port(o.host, port)) port = -1;
-    if (port <= 0)
+
+    HttpService service;
+    service.host = o.host;
+    service.port = o.port;
+    service.max_body_bytes = o.max_body_bytes;
+    service.connection_threads = o.connection_threads;
+    service.routes = routes(pool, o);
+    service.before_routing = [guard](const HttpRequest& req) { return guard_request(*guard, req); };
+    // An oversized body is a bad request like a malformed one (400).
+    service.on_http_error = [max_body = o.max_body_bytes](int status) {
+        const std::string line = status_line(status, max_body);
+        return response(api_error(status == 413 ? 400 : status, line));
+    };
+    service.on_exception = [] { return response(api_error(500, "internal error (a bug in ftbound): a request failed")); };
+    service.on_listening = [&](int port) {
+        guard->port = port;   // requests are read only after this returns
+        const bool ipv6 = o.host.find(':') != std::string::npos;
+        on_listening("http://" + (ipv6 ? "[" + o.host + "]" : o.host) + ":" + std::to_string(port) + "/");
+    };
+    const int code = serve_http(service);
+    if (code == kHttpCannotBind)
         throw InputError("command line", "--host/--port",
                          "cannot listen on " + o.host + ":" + std::to_string(o.port) + " (address in use or not this machine's)");
-    // A burst of connections (a page's requests, a script's) would overflow a backlog of 5 and see dropped or
-    // reset connections; listen() again on a listening socket only changes its backlog (Linux listen(2)).
-    if (*listening_fd >= 0) ::listen(*listening_fd, SOMAXCONN);
-    guard->port = port;   // requests are read only after listen_after_bind below
-    const bool ipv6 = o.host.find(':') != std::string::npos;
-    on_listening("http://" + (ipv6 ? "[" + o.host + "]" : o.host) + ":" + std::to_string(port) + "/");
-    return svr.listen_after_bind() ? 0 : 1;
+    return code == kHttpStopped ? 0 : 1;
 }
 
 }  // namespace ftb::serve

@@ -1,4 +1,6 @@
-// `ftbound serve`: the local web UI and JSON API over HTTP (cpp-httplib), on loopback unless told otherwise.
+// `ftbound serve`: the local web UI and JSON API over HTTP, on loopback unless told otherwise. The HTTP server
+// (cpp-httplib) is libftbound_http.so, loaded here at run time (http_service.hpp says why); routes, guard and
+// answers stay in the binary.
 //   GET  /              the page (src/web/assets/app.js)
 //   GET  /api/catalog   the catalog, as `ftbound catalog --json`
 //   POST /api/plan      body: a job (YAML or JSON) -> `ftbound plan --json`
@@ -26,7 +28,8 @@ struct ServeOptions {
     std::vector<std::string> allow_origins; // origins whose pages may use the API (CORS)
 };
 
-// Serves until SIGINT or SIGTERM; `on_listening(url)` runs once the socket is bound. Returns the exit code.
+// Serves until SIGINT or SIGTERM; `on_listening(url)` runs once the socket is bound. Returns the exit code. Throws
+// InputError when the port cannot be bound or libftbound_http.so cannot be loaded (or is from another build).
 int serve(const ServeOptions& options, const std::function<void(const std::string& url)>& on_listening);
 
 }  // namespace ftb::serve

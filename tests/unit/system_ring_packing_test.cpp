@@ -77,6 +77,24 @@ TEST(SystemRingPacking, MeshMatchesAnNvswitchBoardOfTheSameGpuBandwidth) {
     EXPECT_TRUE(on_hub.nvswitch);
 }
 
+TEST(SystemRingPacking, EightGpuNvswitchIsOneOrderAtTheWholeLink) {
+    // DGX H100-like: 8 GPUs on one NVSwitch, nvlink4 450 GB/s x 0.816 = 367.2 GB/s each way per GPU. Every order
+    // crosses each GPU's switch link once each way, so all 5,040 orders tie and the first (0-1-...-7) keeps every
+    // channel: the search's freshness bound must not lose it (ring_packing.cpp, WidestRing::cannot_beat).
+    DeviceSpec host;
+    host.name = "xeon";
+    host.kind = DeviceKind::cpu;
+    host.vendor = "intel";
+    const SystemSpec hub = compose_system(gpu("h100-sxm"), 8, LinkSpec{"nvlink4", 450, 2.0, 0.816}, wire("pcie5", 64, 0.9),
+                                          host, 2, wire("upi", 64, 0.8));
+    const RingPacking r = pack_rings(hub, 8);
+    EXPECT_NEAR(r.bus_GBps, 367.2, 1e-9);
+    EXPECT_EQ(r.orders_used, 1);
+    EXPECT_TRUE(r.nvlink_only);
+    EXPECT_TRUE(r.through_nvswitch);
+    EXPECT_EQ(r.links_used.size(), 8u);   // each GPU's switch link
+}
+
 TEST(SystemRingPacking, BridgedPairsAcrossSockets) {
     // R760xa-style: gpu0-gpu1 and gpu2-gpu3 NVLink-bridged (300 GB/s), pair 0/1 on cpu0, pair 2/3 on cpu1,
     // PCIe 64 x 0.9 = 57.6, UPI 4 x 32 x 0.8 = 102.4 GB/s each way. Orders 0-1-2-3 and 0-3-2-1 each

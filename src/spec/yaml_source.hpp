@@ -1,0 +1,14 @@
+// YAML (and JSON, read as YAML) text to a JSON tree with yaml-cpp: YAML 1.2 core-schema scalars, quoted scalars
+// always strings, duplicate keys, depth and alias expansion refused. parse_yaml_text (document.hpp) calls it for
+// every text the build's catalog index does not hold; the index's generator calls it for every catalog file.
+#pragma once
+#include <string>
+
+#include "spec/document.hpp"
+
+namespace ftb {
+
+// Throws InputError(file, path, reason) on malformed text.
+Json parse_yaml_source(const std::string& text, const std::string& file);
+
+}  // namespace ftb
