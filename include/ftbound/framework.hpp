@@ -29,6 +29,10 @@ struct FrameworkProfile {
     // Memory behaviour
     MixedStyle mixed_style = MixedStyle::amp;
     double mixed_grad_bytes = 4;                // gradient element size under mixed precision
+    // Under mixed precision (master style): the optimizer's element sizes for its two Adam moments and for its own
+    // copy of the parameters. fp32 unless the recipe sets the optimizer's dtype (apex DistributedFusedAdam `dtype`).
+    double mixed_state_bytes = 4;
+    double mixed_master_bytes = 4;
     bool ddp_gradient_buckets = false;          // DDP's flat reducer buckets beside .grad (not a bucket view)
     bool fused_qkv = false;                     // one qkv projection (one saved input, one LoRA dropout)
     bool fused_norm = false;                    // norm kernel saves its input + statistics only
@@ -169,6 +173,9 @@ struct FrameworkProfile {
     // it, all on the critical path (TransformerEngine AttnFuncWithCPAndKVAllGather: "KV all-gather between CP
     // ranks is exposed"; Llama 3, arXiv 2407.21783 §3.3.2).
     std::string context_parallel_exchange = "ring";
+    // Interleaved pipelines post each stage-boundary send/recv ahead and wait for it only when the next model chunk
+    // needs it, so it runs under that chunk's compute (Megatron-Core overlap_p2p_comm); false: on the critical path.
+    bool pipeline_p2p_overlap = false;
     // How fp8 GEMM inputs are cast (precision fp8): "fused" = the casts ride in kernels the model already counts
     // (Transformer Engine fuses the input cast into its LayerNorm / activation kernels and the grad-output cast
     // with its transpose, cast_transpose; not charged apart); "torchao_tensorwise" = torchao Float8Linear with

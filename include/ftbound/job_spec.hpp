@@ -87,6 +87,9 @@ struct ParallelSpec {
     int64_t virtual_stages = 1;
     bool pp_edges_as_layers = false;   // the embedding and the head + loss each take one block's place in the split
     ContextParallelExchange cp_exchange = ContextParallelExchange::ring;   // default: the framework profile's
+    // Tensor-parallel collectives split into chunks and run under the GEMMs they feed or follow (Transformer Engine
+    // userbuffers: Megatron-Core `tp_comm_overlap`, NeMo `ub_tp_comm_overlap`); false: on the critical path.
+    bool tp_comm_overlap = false;
 };
 
 struct OffloadSpec {

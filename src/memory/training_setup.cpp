@@ -159,7 +159,7 @@ void set_storage_bytes(const Job& job, bool mixed, TrainingSetup& s) {
         // stay bf16.
         s.trainable_storage_bytes = s.adapters && job.spec.train.fp8_weights ? s.bytes.act : s.bytes.weight_compute;
         s.grad_bytes = fw.mixed_grad_bytes;
-        s.master_bytes_per_param = 4;
+        s.master_bytes_per_param = fw.mixed_master_bytes;
     } else {
         s.trainable_storage_bytes = compute < 4 ? s.bytes.weight_compute : 4;
         s.grad_bytes = s.trainable_storage_bytes;
@@ -170,10 +170,11 @@ void set_storage_bytes(const Job& job, bool mixed, TrainingSetup& s) {
     s.reduce_bytes = job.spec.train.reduce_dtype_bytes > 0 ? job.spec.train.reduce_dtype_bytes : s.grad_bytes;
 }
 
-void set_optimizer_bytes(const TrainSpec& t, bool mixed, TrainingSetup& s) {
+void set_optimizer_bytes(const TrainSpec& t, const FrameworkProfile& fw, bool mixed, TrainingSetup& s) {
     // Optimizer states: torch.optim creates them like the parameter (zeros_like), so a bf16 parameter gets
-    // bf16 states; under mixed precision they are fp32.
-    s.state_bytes = mixed ? 4 : s.trainable_storage_bytes;
+    // bf16 states; under mixed precision they are fp32 unless the framework's optimizer keeps them in its own
+    // dtype (master style: FrameworkProfile::mixed_state_bytes).
+    s.state_bytes = !mixed ? s.trainable_storage_bytes : fw.mixed_style == MixedStyle::master ? fw.mixed_state_bytes : 4;
     switch (t.optimizer) {
         case Optimizer::adamw:
         case Optimizer::adam: s.optimizer_bytes_per_param = 2 * s.state_bytes; break;
@@ -209,7 +210,7 @@ TrainingSetup derive_setup(const Job& job) {
     set_stream_dtypes(job, s);
     s.quant_bytes_per_param = quantised_bytes_per_param(t, s);
     set_storage_bytes(job, mixed, s);
-    set_optimizer_bytes(t, mixed, s);
+    set_optimizer_bytes(t, fw, mixed, s);
 
     const ParallelSpec& p = job.spec.parallel;
     s.grad_accumulation = job.spec.grad_accumulation();

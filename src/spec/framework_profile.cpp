@@ -26,7 +26,7 @@ void read_defaults(const Fields& d, FrameworkProfile& p) {
 }
 
 void read_memory(const Fields& m, FrameworkProfile& p) {
-    m.reject_unknown({"mixed_style", "mixed_grad_bytes", "ddp_gradient_buckets", "fused_qkv",
+    m.reject_unknown({"mixed_style", "mixed_grad_bytes", "mixed_state_bytes", "mixed_master_bytes", "ddp_gradient_buckets", "fused_qkv",
                       "fused_norm", "zero3_live_layers", "zero_bucket_elements", "allocator_overhead_fraction",
                       "nccl_buffer_bytes", "cross_entropy_live_copies", "qlora_quantizes_lm_head", "kbit_training_upcasts_fp32",
                       "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "fsdp1_flat_gradients", "fsdp2_holds_reduce_scatter_input", "zero2_shards_params", "zero3_max_reuse_elements", "quantized_linear_saves_input",
@@ -37,6 +37,8 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
                       "pp_last_stage_keeps_outputs", "compile_loss", "tp_loss_parallel", "loss_shift_copy"});
     if (auto v = m.get_choice("mixed_style", {"amp", "master"})) p.mixed_style = *v == "master" ? MixedStyle::master : MixedStyle::amp;
     p.mixed_grad_bytes = m.get_number("mixed_grad_bytes", 1, 8).value_or(p.mixed_grad_bytes);
+    p.mixed_state_bytes = m.get_number("mixed_state_bytes", 1, 8).value_or(p.mixed_state_bytes);
+    p.mixed_master_bytes = m.get_number("mixed_master_bytes", 0, 8).value_or(p.mixed_master_bytes);
     p.ddp_gradient_buckets = m.get_bool("ddp_gradient_buckets").value_or(p.ddp_gradient_buckets);
     p.fused_qkv = m.get_bool("fused_qkv").value_or(p.fused_qkv);
     p.fused_norm = m.get_bool("fused_norm").value_or(p.fused_norm);
@@ -82,7 +84,7 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
 void read_time(const Fields& t, FrameworkProfile& p) {
     t.reject_unknown({"host_overhead_per_kernel_us", "attention_kernel", "host_overhead_per_block_us", "matmul_time_factor",
                       "qlora_dequant_dtype", "host_overhead_per_fsdp_unit_us", "cpu_optimizer_threads_per_rank",
-                      "cpu_optimizer_threads_split_host", "context_parallel_exchange", "fp8_linear_casts"});
+                      "cpu_optimizer_threads_split_host", "context_parallel_exchange", "fp8_linear_casts", "pipeline_p2p_overlap"});
     p.qlora_dequant_dtype = t.get_choice("qlora_dequant_dtype", {"fp32", "fp16", "bf16"}).value_or(p.qlora_dequant_dtype);
     if (t.has("matmul_time_factor")) {
         Fields mf = t.child("matmul_time_factor");
@@ -102,6 +104,7 @@ void read_time(const Fields& t, FrameworkProfile& p) {
     p.attention_kernel = static_cast<int>(t.get_int("attention_kernel", 1, 3).value_or(p.attention_kernel));
     p.context_parallel_exchange =
         t.get_choice("context_parallel_exchange", {"ring", "all_gather"}).value_or(p.context_parallel_exchange);
+    p.pipeline_p2p_overlap = t.get_bool("pipeline_p2p_overlap").value_or(p.pipeline_p2p_overlap);
     p.fp8_linear_casts = t.get_choice("fp8_linear_casts", {"fused", "torchao_tensorwise"}).value_or(p.fp8_linear_casts);
     p.cpu_optimizer_threads_per_rank =
         static_cast<int>(t.get_int("cpu_optimizer_threads_per_rank", 0, 4096).value_or(p.cpu_optimizer_threads_per_rank));

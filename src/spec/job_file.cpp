@@ -175,6 +175,12 @@ void read_parallel(const Fields& p, JobSpec& j, int64_t devices, bool& dp_auto) 
     par.pp_schedule = choose(p, "pp_schedule", kSchedules, "1f1b");
     par.virtual_stages = p.get_int("virtual_stages", 1, 1024).value_or(1);
     par.pp_edges_as_layers = p.get_bool("pp_edges_as_layers").value_or(false);
+    par.tp_comm_overlap = p.get_bool("tp_comm_overlap").value_or(false);
+    // Megatron-LM megatron/training/arguments.py validate_args: "Tensor parallel communication/GEMM overlap can happen
+    // only when sequence parallelism is enabled" (NeMo 1 turns it off instead: megatron_base_model.py
+    // _validate_and_override_config).
+    if (par.tp_comm_overlap && !par.sequence_parallel)
+        p.fail("tp_comm_overlap", "needs sequence_parallel: true (the overlapped collectives are sequence parallelism's)");
     par.cp_exchange = choose(p, "cp_exchange", kCpExchanges, to_string(par.cp_exchange));
 }
 

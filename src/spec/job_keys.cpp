@@ -14,7 +14,7 @@ const std::vector<JobKeySection>& job_key_sections() {
         {"train.lora", {"rank", "alpha", "targets", "dropout"}},
         {"train.qlora", {"bits", "double_quant", "kernel"}},
         {"train.freeze", {"trainable_layers"}},
-        {"parallel", {"tp", "pp", "cp", "ep", "dp", "sequence_parallel", "zero", "pp_schedule", "virtual_stages", "pp_edges_as_layers", "cp_exchange"}},
+        {"parallel", {"tp", "pp", "cp", "ep", "dp", "sequence_parallel", "zero", "pp_schedule", "virtual_stages", "pp_edges_as_layers", "cp_exchange", "tp_comm_overlap"}},
         {"offload", {"optimizer", "params", "activations", "activation_layers"}},
         {"hardware", {"system", "gpu", "gpus_per_node", "intra_node", "host", "nodes", "inter_node"}},
         // A device mapping: the fields a catalog device file holds (data/README.md). The descriptive ones

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "timing/collective_overlap.hpp"
+#include "timing/tp_comm_overlap.hpp"
 
 namespace ftb {
 
@@ -89,14 +91,49 @@ void schedule_compute(Schedule& s, const ScheduleInputs& in) {
     s.windows.forward_s = ga * F.gpu_seconds();
 }
 
+namespace {
+
+// Userbuffers overlap (parallel.tp_comm_overlap, tp_comm_overlap.hpp) of one dense block's sequence-parallel
+// collectives: forward all-gather -> qkv, proj -> reduce-scatter, all-gather -> fc1, fc2 -> reduce-scatter; the
+// backward mirrors it on the data-gradient GEMMs, which do the same FLOPs. Returns {exposed, hidden} seconds.
+std::pair<double, double> overlapped_block_tp_seconds(const ScheduleInputs& in, double bytes) {
+    const LayerSpec& l = in.job.model.layers.front();
+    const WorkContext c = make_work_context(in.job, in.set, in.rates, in.scale);
+    const double m = in.tokens_per_gpu, h = double(l.hidden), up = l.ffn_kind == FfnKind::gated ? 2.0 : 1.0;
+    auto gemm_s = [&](double n, double k) { Work w; add_gemm(w, c, m, n / c.tp, k); return w.gpu_seconds(); };
+    const double qkv = gemm_s(double(l.q_dim() + 2 * l.kv_dim()), h), proj = gemm_s(h, double(l.q_dim()));
+    const double fc1 = gemm_s(up * double(l.ffn_intermediate), h), fc2 = gemm_s(h, double(l.ffn_intermediate));
+    // proj and fc2 are row-parallel: their k is split, not n; the FLOPs (what sets the time) are the same.
+    const double ag = collective_cost(Collective::all_gather, bytes, in.groups.tp).seconds;
+    const double rs = collective_cost(Collective::reduce_scatter, bytes, in.groups.tp).seconds;
+    const double chunks = double(in.job.spec.parallel.tp);
+    const double one_pass = overlapped_all_gather_exposed_s(ag, qkv, chunks) + overlapped_reduce_scatter_exposed_s(rs, proj, chunks) +
+                            overlapped_all_gather_exposed_s(ag, fc1, chunks) + overlapped_reduce_scatter_exposed_s(rs, fc2, chunks);
+    const double exposed = 2 * one_pass;   // forward and backward
+    return {exposed, 4 * (ag + rs) - exposed};
+}
+
+}  // namespace
+
 // Tensor parallel: two all-reduces (or reduce-scatter + all-gather with sequence parallel) of the activations
-// per block forward and two backward, on the critical path (Megatron-LM, Shoeybi et al. 2019).
+// per block forward and two backward, on the critical path (Megatron-LM, Shoeybi et al. 2019), unless userbuffers
+// overlaps them with the GEMMs (dense blocks with sequence parallelism).
 void schedule_tensor_parallel(Schedule& s, const ScheduleInputs& in) {
-    if (in.job.spec.parallel.tp <= 1) return;
+    const ParallelSpec& par = in.job.spec.parallel;
+    if (par.tp <= 1) return;
     const double bytes = in.tokens_per_gpu * double(in.job.model.hidden) * in.set.bytes.act;
     const CollectiveCost cc = collective_cost(Collective::all_reduce, bytes, in.groups.tp);
     const bool full_recompute = in.stage.recompute.gpu_seconds() > 0 && in.job.spec.train.recompute == Recompute::full;
-    const double per_mb = cc.seconds * 4 * layers_per_stage(in.job) * (full_recompute ? 1.5 : 1.0);
+    const double passes = layers_per_stage(in.job) * (full_recompute ? 1.5 : 1.0);
+    if (par.tp_comm_overlap && par.sequence_parallel && in.job.model.layers.front().experts == 0) {
+        const auto [exposed, hidden] = overlapped_block_tp_seconds(in, bytes);
+        s.ledger.add("tensor-parallel collectives (exposed beside userbuffers overlap)",
+                     in.grad_accumulation * passes * exposed, comm_resource(in.groups.tp, cc));
+        add_overlap_slowdown(s, in, in.groups.tp, cc, in.grad_accumulation * passes * hidden);
+        s.comm_busy_s += in.grad_accumulation * passes * (exposed + hidden);
+        return;
+    }
+    const double per_mb = cc.seconds * 4 * passes;
     s.ledger.add("tensor-parallel all-reduces", in.grad_accumulation * per_mb, comm_resource(in.groups.tp, cc));
     s.comm_busy_s += in.grad_accumulation * per_mb;
 }
@@ -167,8 +204,18 @@ void schedule_pipeline_transfers(Schedule& s, const ScheduleInputs& in) {
     const double bytes = in.tokens_per_gpu * double(in.job.model.hidden) * in.set.bytes.act / sp_div;
     const CollectiveCost cc = collective_cost(Collective::send_recv, bytes, in.groups.pp);
     const double seconds = 2 * chunks * in.grad_accumulation * cc.seconds;
-    s.ledger.add("pipeline send/recv", seconds, comm_resource(in.groups.pp, cc));
     s.comm_busy_s += seconds;
+    if (par.pp_schedule == PipelineSchedule::interleaved && chunks > 1 && in.job.framework.pipeline_p2p_overlap) {
+        // Megatron-Core schedules.py forward_backward_pipelining_with_interleaving (overlap_p2p_comm): the forward's
+        // activation travels under the next chunk's forward, the gradient under the next chunk's backward.
+        const double exposed = chunks * in.grad_accumulation *
+                               (overlapped_send_recv_exposed_s(cc.seconds, in.stage.forward.gpu_seconds() / chunks) +
+                                overlapped_send_recv_exposed_s(cc.seconds, (in.stage.backward.gpu_seconds() + in.stage.recompute.gpu_seconds()) / chunks));
+        s.ledger.add("pipeline send/recv (exposed beside overlap_p2p_comm)", exposed, comm_resource(in.groups.pp, cc));
+        add_overlap_slowdown(s, in, in.groups.pp, cc, seconds - exposed);
+        return;
+    }
+    s.ledger.add("pipeline send/recv", seconds, comm_resource(in.groups.pp, cc));
 }
 
 

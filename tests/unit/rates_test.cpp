@@ -143,7 +143,8 @@ TEST(Rates, CatalogDevicesCarryTheirMeasuredCeilings) {
     EXPECT_TRUE(starts_with(ceiling("h100-pcie", Dtype::bf16).second, "GT0420"));
     EXPECT_DOUBLE_EQ(ceiling("gh200", Dtype::fp8).first, 1402.6 / 1979);
     EXPECT_DOUBLE_EQ(ceiling("h200-sxm", Dtype::fp8).first, 1453.4 / 1979);
-    EXPECT_DOUBLE_EQ(ceiling("gb200", Dtype::fp8).first, 3432.5 / 4500);
+    // GB200 fp8: the B200 fp8 row scaled by GB200/B200 in bf16 (data/devices/gpus/gb200.yaml).
+    EXPECT_DOUBLE_EQ(ceiling("gb200", Dtype::fp8).first, 3584.0 / 5000);
     EXPECT_DOUBLE_EQ(ceiling("l40s", Dtype::fp8).first, 1822.0 / 2500);
     EXPECT_DOUBLE_EQ(ceiling("mi325x", Dtype::bf16).first, 784.9 / 1300);
     EXPECT_DOUBLE_EQ(ceiling("gaudi3", Dtype::bf16).first, 668.4 / 1300);

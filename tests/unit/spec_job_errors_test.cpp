@@ -109,6 +109,8 @@ std::vector<BadJob> bad_jobs() {
         {"micro_batch_zero", "", {"train.micro_batch=0"}, "train.micro_batch", "out of range: 0 (allowed 1 to"},
         {"seq_len_negative", "", {"train.seq_len=-5"}, "train.seq_len", "out of range: -5"},
         {"zero_stage_4", "", {"parallel.zero=4"}, "parallel.zero", "out of range: 4 (allowed 0 to 3)"},
+        {"tp_overlap_without_sequence_parallel", "", {"parallel.tp_comm_overlap=true"}, "parallel.tp_comm_overlap",
+         "needs sequence_parallel: true"},
         {"pue_below_one", "", {"ops.pue=0.5"}, "ops.pue", "out of range"},
         {"lora_dropout_above_one", "", {"train.lora.dropout=1.5"}, "train.lora.dropout", "out of range"},
         {"lora_rank_zero", "", {"train.lora.rank=0"}, "train.lora.rank", "out of range"},
