@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "timing/collective_overlap.hpp"
+#include "timing/torch_context_parallel.hpp"
 
 namespace ftb {
 
@@ -136,6 +137,7 @@ void schedule_context_parallel_all_gather(Schedule& s, const ScheduleInputs& in,
 void schedule_context_parallel(Schedule& s, const ScheduleInputs& in) {
     const ParallelSpec& par = in.job.spec.parallel;
     if (par.cp <= 1) return;
+    if (par.cp_exchange == ContextParallelExchange::pass_kv) return schedule_context_parallel_pass_kv(s, in);
     const double kv_bytes = in.tokens_per_gpu * 2 * double(in.job.model.layers.front().kv_dim()) / double(par.tp) * in.set.bytes.act;
     if (in.job.spec.parallel.cp_exchange == ContextParallelExchange::all_gather) schedule_context_parallel_all_gather(s, in, kv_bytes);
     else schedule_context_parallel_ring(s, in, kv_bytes);
