@@ -105,14 +105,18 @@ void schedule_context_parallel_pass_kv(Schedule& s, const ScheduleInputs& in) {
     const double forward_passes = in.stage.recompute.attention_s > 0 ? 2 : 1;
     const PassKvExposure e = pass_kv_exposure(gather.seconds, hop.seconds, cp, in.stage.attention_forward_s / layers,
                                               in.stage.attention_backward_s / layers, forward_passes, compiled);
+    const double merge_bytes = forward_passes * t.forward_merge_bytes + t.backward_merge_bytes;
+    const double merge_s = memory_bound_seconds(merge_bytes, in.rates) / in.scale[Resource::memory_bandwidth];
     s.ledger.add("context-parallel k/v all-gather and dk/dv ring (exposed)", ga * layers * e.exposed_s,
                  comm_resource(in.groups.cp, gather));
     add_overlap_slowdown(s, in, in.groups.cp, hop, ga * layers * e.overlapped_s);
     s.comm_busy_s += ga * layers * (e.exposed_s + e.overlapped_s);
-    const double merge_bytes = forward_passes * t.forward_merge_bytes + t.backward_merge_bytes;
-    s.ledger.add("context-parallel output merge and fp32 gradient accumulation",
-                 ga * layers * memory_bound_seconds(merge_bytes, in.rates) / in.scale[Resource::memory_bandwidth],
+    s.ledger.add("context-parallel output merge and fp32 gradient accumulation", ga * layers * merge_s,
                  Resource::memory_bandwidth);
+    // The exposed waits and the merge kernels are on the compute stream inside every micro-batch, so each idle
+    // slot of the pipeline bubble lasts them too.
+    s.ledger.add("pipeline bubble", pipeline_bubble_slots(job) * layers * (e.exposed_s + merge_s),
+                 Resource::pipeline_bubble);
 }
 
 }  // namespace ftb

@@ -106,5 +106,27 @@ TEST(TorchContextParallel, CompiledBlocksWaitForEveryTransfer) {
     EXPECT_NEAR(s.comm_busy_s, exposed, 1e-18);
 }
 
+TEST(TorchContextParallel, EachPipelineBubbleSlotLastsTheExposedExchangeAndTheMerge) {
+    Fixture f{plan_test::tiny_job({{"train.framework", "torchtitan"}, {"parallel.cp", "2"}, {"parallel.pp", "2"},
+                                   {"train.seq_len", "64"}, {"train.compile", "true"}},
+                                  4),
+              {}, {}, {}, {}, {}};
+    f.mem = plan_memory(f.job);
+    f.set = derive_setup(f.job);
+    f.rates = device_rates(f.job.system.device);
+    f.groups = build_comm_groups(f.job);
+    StageWork stage;
+    stage.attention_forward_s = 1, stage.attention_backward_s = 1;
+    Schedule s;
+    schedule_context_parallel(s, ScheduleInputs{f.job, f.mem, f.set, f.rates, f.scale, f.groups, stage, 32, 1});
+    // 1F1B over 2 stages: 1 idle slot; 1 block per stage. Per block (compiled): two gathers and two hops exposed,
+    // and the fused merge: k/v concatenated once (8192 B), one forward step 10 x 2048, two backward steps
+    // 10 x (2048 + 2 x 1024), each with the concatenation: 28,672 + 90,112 B.
+    const double gather = collective_cost(Collective::all_gather, 8192, f.groups.cp).seconds;
+    const double hop = collective_cost(Collective::send_recv, 8192, f.groups.cp).seconds;
+    const double merge_s = (28672.0 + 90112.0) / f.rates.memory_Bps;
+    EXPECT_NEAR(phase(s.ledger, "pipeline bubble"), 2 * gather + 2 * hop + merge_s, 1e-15);
+}
+
 }  // namespace
 }  // namespace ftb
