@@ -16,7 +16,8 @@ namespace {
 constexpr double kFp32Bytes = 4;
 
 // Eager merge, per element of the local output (a = activation bytes, f = fp32), on the rank whose every later
-// sub-SDPA covers all its queries (the last CP rank; ranks wait for each other at the step's collectives):
+// sub-SDPA covers all its queries (the last CP rank, the slowest; the backward's collectives and FSDP's
+// reduce-scatter make the others wait for it):
 // _SDPAMerger.step casts the block output to fp32 (a + f), then `out - sigmoid(block_lse - lse) * (out -
 // block_out)` runs three fp32 kernels (3f + 2f + 3f); the first block's cast (a + f) and results()' cast back
 // (f + a) once per pass.
