@@ -25,8 +25,9 @@ enum class Attention { flash, sdpa, eager };
 enum class LossImpl { standard, fp32_upcast, chunked, fused };
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
 // How context-parallel ranks exchange k and v: passed around a ring under the attention (Megatron --cp-comm-type
-// p2p), or all-gathered before it and reduce-scattered after, on the critical path (all_gather).
-enum class ContextParallelExchange { ring, all_gather };
+// p2p), or all-gathered before it and reduce-scattered after, on the critical path (all_gather), or PyTorch's
+// context_parallel (pass_kv: k/v all-gathered beside the first local sub-SDPA, dk/dv passed around a ring in fp32).
+enum class ContextParallelExchange { ring, all_gather, pass_kv };
 // checkpoints: (activations only) the recompute checkpoints, i.e. block inputs, go to host memory.
 enum class OffloadTarget { none, cpu, nvme, checkpoints };
 

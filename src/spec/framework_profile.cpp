@@ -103,7 +103,7 @@ void read_time(const Fields& t, FrameworkProfile& p) {
     p.host_overhead_per_kernel_us = t.get_number("host_overhead_per_kernel_us", 0, 1e4).value_or(p.host_overhead_per_kernel_us);
     p.attention_kernel = static_cast<int>(t.get_int("attention_kernel", 1, 3).value_or(p.attention_kernel));
     p.context_parallel_exchange =
-        t.get_choice("context_parallel_exchange", {"ring", "all_gather"}).value_or(p.context_parallel_exchange);
+        t.get_choice("context_parallel_exchange", {"ring", "all_gather", "pass_kv"}).value_or(p.context_parallel_exchange);
     p.pipeline_p2p_overlap = t.get_bool("pipeline_p2p_overlap").value_or(p.pipeline_p2p_overlap);
     p.fp8_linear_casts = t.get_choice("fp8_linear_casts", {"fused", "torchao_tensorwise"}).value_or(p.fp8_linear_casts);
     p.cpu_optimizer_threads_per_rank =

@@ -57,7 +57,8 @@ const std::vector<std::pair<std::string, PipelineSchedule>> kSchedules = {
     {"gpipe", PipelineSchedule::gpipe}, {"1f1b", PipelineSchedule::one_f_one_b},
     {"interleaved", PipelineSchedule::interleaved}};
 const std::vector<std::pair<std::string, ContextParallelExchange>> kCpExchanges = {
-    {"ring", ContextParallelExchange::ring}, {"all_gather", ContextParallelExchange::all_gather}};
+    {"ring", ContextParallelExchange::ring}, {"all_gather", ContextParallelExchange::all_gather},
+    {"pass_kv", ContextParallelExchange::pass_kv}};
 const std::vector<std::pair<std::string, OffloadTarget>> kOffload = {
     {"none", OffloadTarget::none}, {"cpu", OffloadTarget::cpu}, {"nvme", OffloadTarget::nvme}};
 const std::vector<std::pair<std::string, OffloadTarget>> kActivationOffload = {
@@ -352,8 +353,8 @@ Job job_from_document(const Json& doc, const std::string& file) {
         Fields t = root.child("train");
         fw = t.get_string("framework").value_or("generic");
         job.framework = load_framework(fw, file, "train.framework");
-        job.spec.parallel.cp_exchange = job.framework.context_parallel_exchange == "all_gather"
-                                            ? ContextParallelExchange::all_gather : ContextParallelExchange::ring;
+        for (const auto& [name, exchange] : kCpExchanges)
+            if (job.framework.context_parallel_exchange == name) job.spec.parallel.cp_exchange = exchange;
     } else {
         root.fail("train", "missing (at least train.seq_len)");
     }
@@ -558,7 +559,10 @@ const char* to_string(LossImpl v) {
 const char* to_string(PipelineSchedule v) {
     return v == PipelineSchedule::gpipe ? "gpipe" : v == PipelineSchedule::one_f_one_b ? "1f1b" : "interleaved";
 }
-const char* to_string(ContextParallelExchange v) { return v == ContextParallelExchange::ring ? "ring" : "all_gather"; }
+const char* to_string(ContextParallelExchange v) {
+    if (v == ContextParallelExchange::pass_kv) return "pass_kv";
+    return v == ContextParallelExchange::ring ? "ring" : "all_gather";
+}
 const char* to_string(OffloadTarget v) {
     switch (v) {
         case OffloadTarget::none: return "none";

@@ -7,6 +7,7 @@
 
 #include "timing/collective_overlap.hpp"
 #include "timing/tp_comm_overlap.hpp"
+#include "timing/torch_context_parallel.hpp"
 
 namespace ftb {
 
@@ -63,8 +64,14 @@ double OverlapWindows::hide_under_backward(double transfer_s, Resource r) {
     return transfer_s - hidden;
 }
 
+// pp-1 micro-batch slots idle per step (GPipe / 1F1B), divided by the virtual stages when interleaved.
+double pipeline_bubble_slots(const Job& job) {
+    const ParallelSpec& par = job.spec.parallel;
+    const double virtual_stages = par.pp_schedule == PipelineSchedule::interleaved ? double(std::max<int64_t>(1, par.virtual_stages)) : 1.0;
+    return par.pp > 1 ? double(par.pp - 1) / virtual_stages : 0.0;
+}
+
 void schedule_compute(Schedule& s, const ScheduleInputs& in) {
-    const ParallelSpec& par = in.job.spec.parallel;
     const Work& F = in.stage.forward;
     const Work& Bw = in.stage.backward;
     const Work& RC = in.stage.recompute;
@@ -83,10 +90,7 @@ void schedule_compute(Schedule& s, const ScheduleInputs& in) {
           ga * (in.stage.launch_idle_s() - in.stage.pool_switch_s), Resource::launch_overhead);
     l.add("GEMM calls waiting for the cores (BLAS and OpenMP thread pools take turns)", ga * in.stage.pool_switch_s,
           Resource::launch_overhead);
-    // pp-1 micro-batch slots idle per step (GPipe / 1F1B), divided by the virtual stages when interleaved.
-    const double virtual_stages = par.pp_schedule == PipelineSchedule::interleaved ? double(std::max<int64_t>(1, par.virtual_stages)) : 1.0;
-    const double bubble_slots = par.pp > 1 ? double(par.pp - 1) / virtual_stages : 0.0;
-    l.add("pipeline bubble", bubble_slots * in.stage.wall_s, Resource::pipeline_bubble);
+    l.add("pipeline bubble", pipeline_bubble_slots(in.job) * in.stage.wall_s, Resource::pipeline_bubble);
     s.windows.backward_s = Bw.gpu_seconds() + RC.gpu_seconds();
     s.windows.forward_s = ga * F.gpu_seconds();
 }
@@ -173,6 +177,7 @@ void schedule_context_parallel_all_gather(Schedule& s, const ScheduleInputs& in,
 void schedule_context_parallel(Schedule& s, const ScheduleInputs& in) {
     const ParallelSpec& par = in.job.spec.parallel;
     if (par.cp <= 1) return;
+    if (par.cp_exchange == ContextParallelExchange::pass_kv) return schedule_context_parallel_pass_kv(s, in);
     const double kv_bytes = in.tokens_per_gpu * 2 * double(in.job.model.layers.front().kv_dim()) / double(par.tp) * in.set.bytes.act;
     if (in.job.spec.parallel.cp_exchange == ContextParallelExchange::all_gather) schedule_context_parallel_all_gather(s, in, kv_bytes);
     else schedule_context_parallel_ring(s, in, kv_bytes);

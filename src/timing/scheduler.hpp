@@ -68,6 +68,8 @@ struct ScheduleInputs {
 // Blocks per pipeline stage (fractional when they do not divide).
 double layers_per_stage(const Job& job);
 
+// Micro-batch slots each pipeline stage idles per step: (pp - 1) / virtual stages; 0 without pipelining.
+double pipeline_bubble_slots(const Job& job);
 // The compute stream: every micro-batch's kernels, the host-bound idle time and the pipeline bubble.
 void schedule_compute(Schedule& s, const ScheduleInputs& in);
 // Collectives of tensor, context, expert and pipeline parallelism (per micro-batch).

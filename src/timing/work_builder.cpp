@@ -3,6 +3,7 @@
 
 #include "memory/stage_params.hpp"
 #include "timing/fp8_casts.hpp"
+#include "timing/fsdp2_copies.hpp"
 #include "timing/fsdp_gradient_traffic.hpp"
 #include "timing/qlora_dequant.hpp"
 
@@ -280,6 +281,7 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
             cached = layer_work(l, m, c, shape.tokens_per_gpu, shape.compute_seq, trains, needs_grad);
             if (frozen_wgrads) add_flat_gradient_traffic(cached.backward, c, l);
             if (fsdp1_unit_gradients(c, trains)) add_fsdp1_post_backward_traffic(cached.backward, c, double(l.params()) / c.tp, frozen_wgrads);
+            if (fsdp2_unit_copies(c)) add_fsdp2_unit_copies(cached.forward, cached.backward, c, double(l.params()) / c.tp, trains);
         }
         prev = &l, prev_trains = trains, prev_grad = needs_grad;
         s.forward += cached.forward, s.backward += cached.backward, s.recompute += cached.recompute;
@@ -293,6 +295,10 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
     if (fsdp1_unit_gradients(c, c.set.full && c.set.first_trainable_layer == 0)) {
         const double root = (stage == 0 ? double(m.embedding_params()) : 0) + (stage == pp - 1 ? double(m.lm_head_params()) : 0);
         if (root > 0) add_fsdp1_post_backward_traffic(s.backward, c, root / c.tp, false);
+    }
+    if (fsdp2_unit_copies(c) && c.job.framework.fsdp2_root_unit) {
+        const double root = (stage == 0 ? double(m.embedding_params()) : 0) + (stage == pp - 1 ? double(m.lm_head_params()) : 0);
+        if (root > 0) add_fsdp2_unit_copies(s.forward, s.backward, c, root / c.tp, c.set.full && c.set.first_trainable_layer == 0);
     }
     s.gpu_s = s.forward.gpu_seconds() + s.backward.gpu_seconds() + s.recompute.gpu_seconds();
     add_host_issue(s, c, double(last - first));
