@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# One run, one file: Python's json.load against `ftbound diagnose` and the reader alone (trace_read_bench).
+#   bench/trace_vs_python.sh TRACE.json [BUILD_DIR]
+# Make the issue-#30 input (413 MB) with:
+#   python3 tools/tracegen/scale_trace.py tests/data/traces/hta_negative_queue_rank0.json.gz /tmp/trace400.json 400
+# Every timing is taken back to back in this one script so that the figures share the machine's load (printed
+# before and after). The file is read once first so each timed reader finds it in the page cache.
+# Python: json.load(open(FILE)) = read + UTF-8 decode + parse into objects, the way a Python tool reads a trace;
+# its parse-only json.loads (bytes already in memory) is printed too. CPU seconds are user + system of the
+# process (on a shared machine the wall clock also holds time spent waiting for a core).
+set -euo pipefail
+
+trace="${1:?usage: $0 TRACE.json [BUILD_DIR]}"
+build="${2:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build}"
+for bin in "$build/ftbound" "$build/bench/trace_read_bench"; do
+    [[ -x "$bin" ]] || { echo "error: $bin is not an executable (build ftbound and trace_read_bench)" >&2; exit 2; }
+done
+mb=$(python3 -c "import os,sys; print(f'{os.path.getsize(sys.argv[1])/1e6:.1f}')" "$trace")
+cat "$trace" > /dev/null
+echo "file: $trace ($mb MB); $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+py_out=$(python3 - "$trace" <<'EOF'
+import json, os, resource, sys, time
+path = sys.argv[1]
+mb = os.path.getsize(path) / 1e6
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+w0, c0 = time.perf_counter(), cpu()
+with open(path) as f:
+    doc = json.load(f)
+w1, c1 = time.perf_counter(), cpu()
+del doc
+with open(path, "rb") as f:
+    raw = f.read()
+w2, c2 = time.perf_counter(), cpu()
+doc = json.loads(raw)
+w3, c3 = time.perf_counter(), cpu()
+print(f"python json.load: wall {w1-w0:.2f} s, cpu {c1-c0:.2f} s = {mb/(c1-c0):.1f} MB/s per core")
+print(f"python json.loads (bytes in memory): wall {w3-w2:.2f} s, cpu {c3-c2:.2f} s")
+print(f"{c1-c0:.4f} {w1-w0:.4f}")
+EOF
+)
+echo "$py_out" | sed '$d'
+read -r py_cpu py_wall <<< "$(echo "$py_out" | tail -n 1)"
+
+tf=$(mktemp)
+/usr/bin/time -f "%e %U %S %M" -o "$tf" "$build/ftbound" diagnose "$trace" > /dev/null
+read -r d_wall d_user d_sys d_rss_kb < "$tf"
+rm -f "$tf"
+echo "ftbound diagnose: wall ${d_wall} s, user ${d_user} s, sys ${d_sys} s, peak RSS $((d_rss_kb / 1024)) MiB"
+python3 -c "
+import sys
+mb, py_cpu, py_wall, wall, user, sys_s = map(float, sys.argv[1:])
+cpu = user + sys_s
+print(f'diagnose: {mb/cpu:.0f} MB/s per core (MB / CPU s); json.load / diagnose = {py_cpu/cpu:.1f}x in CPU time, '
+      f'{py_wall/wall:.1f}x in wall time')" "$mb" "$py_cpu" "$py_wall" "$d_wall" "$d_user" "$d_sys"
+"$build/bench/trace_read_bench" "$trace"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
