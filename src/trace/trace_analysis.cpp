@@ -141,13 +141,13 @@ BusySweep sweep_busy(const std::vector<GpuOp>& ops, std::int64_t w0, std::int64_
 }
 
 // Index of the first element that carries each key: open addressing with linear probing in one array at most
-// half full. Hundreds of thousands of launches per trace: a node-based map spent more time allocating than
+// two-thirds full. Hundreds of thousands of launches per trace: a node-based map spent more time allocating than
 // the analysis spends analysing.
 class FirstIndexByKey {
 public:
     explicit FirstIndexByKey(std::size_t count) {
         std::size_t capacity = 16;
-        while (capacity < 2 * count) capacity *= 2;
+        while (2 * capacity < 3 * count) capacity *= 2;
         slots_.resize(capacity);
         mask_ = capacity - 1;
     }
@@ -156,7 +156,7 @@ public:
         for (std::size_t i = slot_of(key);; i = (i + 1) & mask_) {
             Slot& s = slots_[i];
             if (s.index_plus_one == 0) {
-                s = {key, index + 1};
+                s = {key, static_cast<std::uint32_t>(index + 1)};
                 return;
             }
             if (s.key == key) return;
@@ -174,7 +174,7 @@ public:
 private:
     struct Slot {
         std::int64_t key = 0;
-        std::size_t index_plus_one = 0;  // 0: empty
+        std::uint32_t index_plus_one = 0;  // 0: empty
     };
     // splitmix64's finaliser: ids and timestamps are dense or strided; this spreads them over the slots.
     std::size_t slot_of(std::int64_t key) const {
