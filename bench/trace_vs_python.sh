@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One run, one file: Python's json.load against `ftbound diagnose` and the reader alone (trace_read_bench).
-#   bench/trace_vs_python.sh TRACE.json [BUILD_DIR]
+#   bench/trace_vs_python.sh TRACE.json [BUILD_DIR] [BASELINE_FTBOUND]
+# With BASELINE_FTBOUND (an older build of ftbound), that one's diagnose is timed in the same run too.
 # Make the issue-#30 input (413 MB) with:
 #   python3 tools/tracegen/scale_trace.py tests/data/traces/hta_negative_queue_rank0.json.gz /tmp/trace400.json 400
 # Every timing is taken back to back in this one script so that the figures share the machine's load (printed
@@ -12,6 +13,7 @@ set -euo pipefail
 
 trace="${1:?usage: $0 TRACE.json [BUILD_DIR]}"
 build="${2:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build}"
+baseline="${3:-}"
 for bin in "$build/ftbound" "$build/bench/trace_read_bench"; do
     [[ -x "$bin" ]] || { echo "error: $bin is not an executable (build ftbound and trace_read_bench)" >&2; exit 2; }
 done
@@ -44,16 +46,22 @@ EOF
 echo "$py_out" | sed '$d'
 read -r py_cpu py_wall <<< "$(echo "$py_out" | tail -n 1)"
 
-tf=$(mktemp)
-/usr/bin/time -f "%e %U %S %M" -o "$tf" "$build/ftbound" diagnose "$trace" > /dev/null
-read -r d_wall d_user d_sys d_rss_kb < "$tf"
-rm -f "$tf"
-echo "ftbound diagnose: wall ${d_wall} s, user ${d_user} s, sys ${d_sys} s, peak RSS $((d_rss_kb / 1024)) MiB"
-python3 -c "
+# time_diagnose LABEL BINARY: wall, CPU, peak RSS, MB per CPU-second and the ratios to json.load.
+time_diagnose() {
+    local tf d_wall d_user d_sys d_rss_kb
+    tf=$(mktemp)
+    /usr/bin/time -f "%e %U %S %M" -o "$tf" "$2" diagnose "$trace" > /dev/null
+    read -r d_wall d_user d_sys d_rss_kb < "$tf"
+    rm -f "$tf"
+    echo "$1 diagnose: wall ${d_wall} s, user ${d_user} s, sys ${d_sys} s, peak RSS $((d_rss_kb / 1024)) MiB"
+    python3 -c "
 import sys
-mb, py_cpu, py_wall, wall, user, sys_s = map(float, sys.argv[1:])
+label, mb, py_cpu, py_wall, wall, user, sys_s = sys.argv[1], *map(float, sys.argv[2:])
 cpu = user + sys_s
-print(f'diagnose: {mb/cpu:.0f} MB/s per core (MB / CPU s); json.load / diagnose = {py_cpu/cpu:.1f}x in CPU time, '
-      f'{py_wall/wall:.1f}x in wall time')" "$mb" "$py_cpu" "$py_wall" "$d_wall" "$d_user" "$d_sys"
+print(f'{label} diagnose: {mb/cpu:.0f} MB/s per core (MB / CPU s); json.load / diagnose = {py_cpu/cpu:.1f}x in CPU '
+      f'time, {py_wall/wall:.1f}x in wall time')" "$1" "$mb" "$py_cpu" "$py_wall" "$d_wall" "$d_user" "$d_sys"
+}
+[[ -n "$baseline" ]] && time_diagnose baseline "$baseline"
+time_diagnose ftbound "$build/ftbound"
 "$build/bench/trace_read_bench" "$trace"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
