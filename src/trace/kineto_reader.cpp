@@ -333,8 +333,8 @@ struct KinetoReader::State {
     std::string event_field() const { return "traceEvents[" + std::to_string(tables.events_read) + "]"; }
     std::uint64_t offset() const { return discarded + pos; }
 
-    void append(const char* data, std::size_t n) {
-        // Drop what is processed; keep the element being captured.
+    // Room for `n` more bytes after the kept ones: drops what is processed (keeping the element being captured).
+    char* make_room(std::size_t n) {
         std::size_t keep = capture ? element_start : pos;
         if (keep > 0) {
             std::memmove(buffer.data(), buffer.data() + keep, size - keep);
@@ -345,9 +345,13 @@ struct KinetoReader::State {
         }
         if (buffer.size() < size + n + simdjson::SIMDJSON_PADDING)
             buffer.resize(std::max(buffer.size() * 2, size + n + simdjson::SIMDJSON_PADDING));
-        std::memcpy(buffer.data() + size, data, n);
+        return buffer.data() + size;
+    }
+    // `n` bytes written at make_room's pointer are now input; the padding after them is blank.
+    void added(std::size_t n) {
         size += n;
         std::memset(buffer.data() + size, ' ', simdjson::SIMDJSON_PADDING);
+        tables.json_bytes_read += n;
     }
 
     static bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
@@ -755,9 +759,18 @@ KinetoReader::KinetoReader(std::string source) : state_(std::make_unique<State>(
 KinetoReader::~KinetoReader() = default;
 
 void KinetoReader::feed(const char* data, std::size_t size) {
+    std::memcpy(reserve(size), data, size);
+    commit(size);
+}
+
+char* KinetoReader::reserve(std::size_t size) {
     FTB_ASSERT(!state_->failed);
-    state_->append(data, size);
-    state_->tables.json_bytes_read += size;
+    return state_->make_room(size);
+}
+
+void KinetoReader::commit(std::size_t size) {
+    FTB_ASSERT(!state_->failed);
+    state_->added(size);
     state_->scan();
 }
 
