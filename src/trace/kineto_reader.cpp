@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "ftbound/error.hpp"
+#include "trace/strict_json.hpp"
 #include "trace/time_units.hpp"
 
 namespace ftb::trace {
@@ -102,8 +103,7 @@ std::string_view scalar_text(od::value& v) {
 }
 
 // A pid/tid: an integer, a string holding one, or a legacy "stream 7" label. -1 when none of those.
-std::int64_t id_value(od::value& v) {
-    std::string_view t = scalar_text(v);
+std::int64_t id_value(std::string_view t) {
     if (auto n = integer_text(t)) return *n;
     constexpr std::string_view kStream = "stream ";
     if (t.substr(0, kStream.size()) == kStream) {
@@ -140,6 +140,167 @@ struct TransparentHash {
     std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
 };
 
+// Why an event's field cannot be used: the field (".ph") and the reason, or the JSON error that stopped the read.
+struct FieldProblem {
+    const char* field = "";
+    const char* reason = nullptr;
+    simdjson::error_code json = simdjson::SUCCESS;
+    bool set(const char* f, const char* r) {
+        field = f;
+        reason = r;
+        return false;
+    }
+};
+
+// One value as the full parser (simdjson On-Demand) sees it: escapes decoded, anything that is not JSON refused.
+class SimdjsonValue {
+public:
+    explicit SimdjsonValue(od::value v) : v_(v) {}
+    bool string(std::string_view& out) { return !v_.get_string().get(out); }
+    bool scalar(std::string_view& out) {
+        out = scalar_text(v_);
+        return true;
+    }
+    bool skip() { return true; }  // On-Demand skips whatever is not read
+    // fn(key, value) for each member; a value that is not an object has none we use.
+    template <class Fn>
+    bool members(FieldProblem& problem, Fn&& fn) {
+        od::object obj;
+        if (v_.get_object().get(obj)) return true;
+        for (auto member : obj) {
+            od::field f;
+            if ((problem.json = std::move(member).get(f))) return false;
+            SimdjsonValue value(f.value());
+            if (!fn(key_view(f.key()), value)) return false;
+        }
+        return true;
+    }
+
+private:
+    od::value v_;
+};
+
+// One value as the strict cursor sees it (the fast path; strict_json.hpp). A false leaves the cursor stopped
+// (unusual or short input) or a FieldProblem set; either way the caller hands the event to the full parser.
+class StrictValue {
+public:
+    explicit StrictValue(StrictJsonCursor& cursor) : c_(cursor) {}
+    bool string(std::string_view& out) { return c_.string(out); }
+    bool scalar(std::string_view& out) { return c_.scalar(out); }
+    bool skip() { return c_.skip_value(); }
+    template <class Fn>
+    bool members(FieldProblem&, Fn&& fn) {
+        if (c_.peek() != '{') return c_.skip_value();
+        return c_.object([&](std::string_view key) { return fn(key, *this); });
+    }
+
+private:
+    StrictJsonCursor& c_;
+};
+
+// Host ops, flows and spans need nothing from args; skipping them saves most parse time.
+bool args_used(Category c) { return c != Category::host_op && c != Category::flow && c != Category::profiler_span; }
+
+template <class Value>
+bool read_time(Value& v, std::optional<std::int64_t>& out, FieldProblem& problem, const char* field,
+               const char* reason) {
+    std::string_view text;
+    if (!v.scalar(text)) return false;
+    out = microseconds_text_to_ns(text);
+    return out ? true : problem.set(field, reason);
+}
+
+template <class Value>
+bool read_id(Value& v, std::int64_t& out) {
+    std::string_view text;
+    if (!v.scalar(text)) return false;
+    out = id_value(text);
+    return true;
+}
+
+template <class Value>
+bool read_integer(Value& v, std::int64_t& out) {
+    std::string_view text;
+    if (!v.scalar(text)) return false;
+    if (auto n = integer_text(text)) out = *n;
+    return true;
+}
+
+template <class Value>
+bool read_event_args(Value& v, EventFields& e, FieldProblem& problem) {
+    return v.members(problem, [&](std::string_view ak, Value& av) {
+        // By length first: a kernel's args hold a dozen keys, and most match none of these.
+        switch (ak.size()) {
+            case 3:
+                if (ak == "Seq" || ak == "seq") return read_integer(av, e.seq);
+                break;
+            case 5:
+                if (ak == "bytes") return read_integer(av, e.bytes);
+                break;
+            case 6:
+                if (ak == "device") return read_integer(av, e.device);
+                if (ak == "stream") return read_integer(av, e.stream);
+                break;
+            case 9:
+                if (ak == "Device Id") return read_integer(av, e.device);
+                break;
+            case 11:
+                if (ak == "correlation") return read_integer(av, e.correlation);
+                if (ak == "Device Type") return read_integer(av, e.mem_device_type);
+                break;
+            case 15:
+                if (ak == "Collective name") e.collective_arg = true;
+                else if (ak == "Total Allocated") return read_integer(av, e.mem_total_allocated);
+                break;
+            default:
+                break;
+        }
+        return av.skip();
+    });
+}
+
+// One member of an event object into EventFields; the same rules for both parsers. False: stop (see Value).
+template <class Value>
+bool read_event_field(std::string_view k, Value& v, EventFields& e, FieldProblem& problem) {
+    std::string_view text;
+    switch (k.empty() ? 0 : k[0]) {
+        case 'p':
+            if (k == "ph") {
+                if (!v.string(text)) return problem.set(".ph", "must be a string");
+                e.ph = text.empty() ? 0 : text[0];
+                return true;
+            }
+            if (k == "pid") return read_id(v, e.pid);
+            break;
+        case 'c':
+            if (k == "cat") {
+                if (!v.string(text)) return problem.set(".cat", "must be a string");
+                e.category = classify_category(text);
+                return true;
+            }
+            break;
+        case 'n':
+            if (k == "name") return v.string(e.name) || problem.set(".name", "must be a string");
+            break;
+        case 't':
+            if (k == "ts") return read_time(v, e.ts_ns, problem, ".ts", "not a time in microseconds");
+            if (k == "tid") return read_id(v, e.tid);
+            break;
+        case 'd':
+            if (k == "dur") return read_time(v, e.dur_ns, problem, ".dur", "not a duration in microseconds");
+            break;
+        case 'i':
+            if (k == "id") return read_integer(v, e.flow_id);
+            break;
+        case 'a':
+            if (k == "args" && args_used(e.category)) return read_event_args(v, e, problem);
+            break;
+        default:
+            break;
+    }
+    return v.skip();
+}
+
 }  // namespace
 
 struct KinetoReader::State {
@@ -172,8 +333,8 @@ struct KinetoReader::State {
     std::string event_field() const { return "traceEvents[" + std::to_string(tables.events_read) + "]"; }
     std::uint64_t offset() const { return discarded + pos; }
 
-    void append(const char* data, std::size_t n) {
-        // Drop what is processed; keep the element being captured.
+    // Room for `n` more bytes after the kept ones: drops what is processed (keeping the element being captured).
+    char* make_room(std::size_t n) {
         std::size_t keep = capture ? element_start : pos;
         if (keep > 0) {
             std::memmove(buffer.data(), buffer.data() + keep, size - keep);
@@ -184,9 +345,13 @@ struct KinetoReader::State {
         }
         if (buffer.size() < size + n + simdjson::SIMDJSON_PADDING)
             buffer.resize(std::max(buffer.size() * 2, size + n + simdjson::SIMDJSON_PADDING));
-        std::memcpy(buffer.data() + size, data, n);
+        return buffer.data() + size;
+    }
+    // `n` bytes written at make_room's pointer are now input; the padding after them is blank.
+    void added(std::size_t n) {
         size += n;
         std::memset(buffer.data() + size, ' ', simdjson::SIMDJSON_PADDING);
+        tables.json_bytes_read += n;
     }
 
     static bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
@@ -210,20 +375,29 @@ struct KinetoReader::State {
     void read_device_properties(od::document& doc);
 
     // One event of traceEvents, and the parser of each event kind.
+    bool read_simple_event(const char* begin, const char* end, const char*& after);
     void handle_event(const char* begin, std::size_t length);
-    simdjson::error_code read_event_field(std::string_view key, od::value value, EventFields& e);
-    simdjson::error_code read_event_args(od::value value, EventFields& e);
+    void add_event(const EventFields& e);
     void add_complete_event(const EventFields& e);
     void add_gpu_op(const EventFields& e, std::int64_t start, std::int64_t end);
     void add_host_op(const EventFields& e, std::int64_t start, std::int64_t end);
     void add_flow_end(const EventFields& e);
     void add_memory_event(const EventFields& e);
+    // What a GPU op's name says, worked out once per distinct name (a trace repeats few names many times).
+    struct NameTraits {
+        bool collective = false;  // an NCCL/RCCL kernel
+        CopyDirection direction = CopyDirection::none;
+        bool pageable = false;
+    };
+    std::vector<NameTraits> name_traits;  // by name id
     std::uint32_t intern(std::string_view name) {
         auto it = name_ids.find(name);
         if (it != name_ids.end()) return it->second;
         auto id = static_cast<std::uint32_t>(tables.names.size());
         tables.names.emplace_back(name);
         name_ids.emplace(std::string(name), id);
+        name_traits.push_back({contains_nocase(name, "nccl") || contains_nocase(name, "rccl"), copy_direction(name),
+                               name.find("Pageable") != std::string_view::npos});
         return id;
     }
 };
@@ -339,8 +513,12 @@ void KinetoReader::State::scan_top_value() {
 }
 
 void KinetoReader::State::scan_events() {
-    const char c = buffer[pos];
-    if (is_space(c) || c == ',') { ++pos; return; }
+    const char* const data = buffer.data();
+    char c = data[pos];
+    while (is_space(c) || c == ',') {
+        if (++pos == size) return;
+        c = data[pos];
+    }
     if (c == ']') {
         ++pos;
         mode = bare_array ? Mode::done : Mode::object_key_or_end;
@@ -349,6 +527,11 @@ void KinetoReader::State::scan_events() {
     if (c != '{')
         fail(event_field(), "an event must be a JSON object, found '" + std::string(1, c) + "' at byte " +
                                 std::to_string(offset()));
+    const char* after = nullptr;
+    if (read_simple_event(data + pos, data + size, after)) {
+        pos = static_cast<std::size_t>(after - data);
+        return;
+    }
     capture = true;
     element_start = pos;
     depth = 1;
@@ -459,7 +642,21 @@ void KinetoReader::State::read_device_properties(od::document& doc) {
     }
 }
 
-// One event: its fields are read into EventFields, then the parser for its phase adds it to the tables.
+// The fast path: an event of the common shape (strict_json.hpp), read in the one pass that finds its end.
+// False when it is not of that shape or does not end within [begin, end): then the scanner captures it whole
+// and handle_event reads it with the full parser, which also words any error.
+bool KinetoReader::State::read_simple_event(const char* begin, const char* end, const char*& after) {
+    StrictJsonCursor cursor(begin, end);
+    StrictValue value(cursor);
+    EventFields e;
+    FieldProblem problem;
+    if (!cursor.object([&](std::string_view k) { return read_event_field(k, value, e, problem); })) return false;
+    after = cursor.position();
+    add_event(e);
+    return true;
+}
+
+// One event with the full parser: its fields are read into EventFields, then the parser for its kind adds it.
 void KinetoReader::State::handle_event(const char* begin, std::size_t length) {
     od::document doc;
     auto error = event_parser.iterate(begin, length, length + simdjson::SIMDJSON_PADDING).get(doc);
@@ -467,94 +664,24 @@ void KinetoReader::State::handle_event(const char* begin, std::size_t length) {
     if (!error) error = doc.get_object().get(obj);
     if (error) fail(event_field(), std::string("malformed JSON: ") + simdjson::error_message(error));
     EventFields e;
+    FieldProblem problem;
     for (auto field_result : obj) {
         od::field field;
-        if ((error = std::move(field_result).get(field))) break;
-        if ((error = read_event_field(key_view(field.key()), field.value(), e))) break;
+        if ((problem.json = std::move(field_result).get(field))) break;
+        SimdjsonValue value(field.value());
+        if (!read_event_field(key_view(field.key()), value, e, problem)) break;
     }
-    if (error) fail(event_field(), std::string("malformed JSON: ") + simdjson::error_message(error));
-    ++tables.events_read;
+    if (problem.json) fail(event_field(), std::string("malformed JSON: ") + simdjson::error_message(problem.json));
+    if (problem.reason) fail(event_field() + problem.field, problem.reason);
+    add_event(e);
+}
 
+void KinetoReader::State::add_event(const EventFields& e) {
+    ++tables.events_read;
     if (e.ph == 'X') add_complete_event(e);
     else if ((e.ph == 'f' || e.ph == 't') && e.category == Category::flow) add_flow_end(e);
     else if (e.ph == 's' && e.category == Category::flow) ++tables.flow_starts;
     else if ((e.ph == 'i' || e.ph == 'I') && e.name == "[memory]") add_memory_event(e);
-}
-
-simdjson::error_code KinetoReader::State::read_event_field(std::string_view k, od::value v, EventFields& e) {
-    if (k.empty()) return simdjson::SUCCESS;
-    switch (k[0]) {
-        case 'p':
-            if (k == "ph") {
-                std::string_view s;
-                if (v.get_string().get(s)) fail(event_field() + ".ph", "must be a string");
-                e.ph = s.empty() ? 0 : s[0];
-            } else if (k == "pid") {
-                e.pid = id_value(v);
-            }
-            break;
-        case 'c':
-            if (k == "cat") {
-                std::string_view s;
-                if (v.get_string().get(s)) fail(event_field() + ".cat", "must be a string");
-                e.category = classify_category(s);
-            }
-            break;
-        case 'n':
-            if (k == "name" && v.get_string().get(e.name)) fail(event_field() + ".name", "must be a string");
-            break;
-        case 't':
-            if (k == "ts") {
-                e.ts_ns = microseconds_text_to_ns(scalar_text(v));
-                if (!e.ts_ns) fail(event_field() + ".ts", "not a time in microseconds");
-            } else if (k == "tid") {
-                e.tid = id_value(v);
-            }
-            break;
-        case 'd':
-            if (k == "dur") {
-                e.dur_ns = microseconds_text_to_ns(scalar_text(v));
-                if (!e.dur_ns) fail(event_field() + ".dur", "not a duration in microseconds");
-            }
-            break;
-        case 'i':
-            if (k == "id") {
-                if (auto n = integer_text(scalar_text(v))) e.flow_id = *n;
-            }
-            break;
-        case 'a':
-            // Host ops, flows and spans need nothing from args; skipping them saves most parse time.
-            if (k == "args" && e.category != Category::host_op && e.category != Category::flow &&
-                e.category != Category::profiler_span)
-                return read_event_args(v, e);
-            break;
-        default:
-            break;
-    }
-    return simdjson::SUCCESS;
-}
-
-simdjson::error_code KinetoReader::State::read_event_args(od::value v, EventFields& e) {
-    od::object args;
-    if (v.get_object().get(args)) return simdjson::SUCCESS;  // args that are not an object carry nothing we use
-    for (auto arg_result : args) {
-        od::field arg;
-        if (auto error = std::move(arg_result).get(arg)) return error;
-        const std::string_view ak = key_view(arg.key());
-        od::value av = arg.value();
-        auto integer = [&](std::int64_t& out) {
-            if (auto n = integer_text(scalar_text(av))) out = *n;
-        };
-        if (ak == "correlation") integer(e.correlation);
-        else if (ak == "device" || ak == "Device Id") integer(e.device);
-        else if (ak == "stream") integer(e.stream);
-        else if (ak == "bytes") integer(e.bytes);
-        else if (ak == "Collective name") e.collective_arg = true;
-        else if (ak == "Seq" || ak == "seq") integer(e.seq);
-        else if (ak == "Total Allocated") integer(e.mem_total_allocated);
-        else if (ak == "Device Type") integer(e.mem_device_type);
-    }
-    return simdjson::SUCCESS;
 }
 
 // A complete ('X') event: a GPU kernel or copy, a runtime call, or a host op (profiler steps, data loading).
@@ -589,15 +716,16 @@ void KinetoReader::State::add_gpu_op(const EventFields& e, std::int64_t start, s
     op.device = static_cast<std::int32_t>(e.device >= 0 ? e.device : e.pid);
     op.stream = static_cast<std::int32_t>(e.stream >= 0 ? e.stream : e.tid);
     op.name_id = intern(e.name);
+    const NameTraits& traits = name_traits[op.name_id];
     if (e.category == Category::kernel) {
         op.kind = GpuOpKind::kernel;
-        op.is_communication = e.collective_arg || contains_nocase(e.name, "nccl") || contains_nocase(e.name, "rccl");
+        op.is_communication = e.collective_arg || traits.collective;
     } else {
         op.kind = e.category == Category::memcpy ? GpuOpKind::memcpy : GpuOpKind::memset;
         op.bytes = e.bytes > 0 ? static_cast<std::uint64_t>(e.bytes) : 0;
         if (e.category == Category::memcpy) {
-            op.direction = copy_direction(e.name);
-            op.pageable = e.name.find("Pageable") != std::string_view::npos;
+            op.direction = traits.direction;
+            op.pageable = traits.pageable;
         }
     }
     tables.gpu_ops.push_back(op);
@@ -631,9 +759,18 @@ KinetoReader::KinetoReader(std::string source) : state_(std::make_unique<State>(
 KinetoReader::~KinetoReader() = default;
 
 void KinetoReader::feed(const char* data, std::size_t size) {
+    std::memcpy(reserve(size), data, size);
+    commit(size);
+}
+
+char* KinetoReader::reserve(std::size_t size) {
     FTB_ASSERT(!state_->failed);
-    state_->append(data, size);
-    state_->tables.json_bytes_read += size;
+    return state_->make_room(size);
+}
+
+void KinetoReader::commit(std::size_t size) {
+    FTB_ASSERT(!state_->failed);
+    state_->added(size);
     state_->scan();
 }
 

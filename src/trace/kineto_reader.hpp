@@ -25,6 +25,10 @@ public:
 
     // Consumes the next bytes. Throws ftb::InputError on JSON that cannot be a trace.
     void feed(const char* data, std::size_t size);
+    // feed() without the copy: reserve(n) gives room for up to n bytes inside the reader; write the next bytes
+    // there, then commit(how many were written), which consumes them as feed() would.
+    char* reserve(std::size_t size);
+    void commit(std::size_t size);
     // The input has ended. Throws ftb::InputError when the document is incomplete or holds no events.
     void finish();
     // Whether the document has been read to its end (the closing bracket of the top level).

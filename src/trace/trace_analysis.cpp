@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -139,29 +140,79 @@ BusySweep sweep_busy(const std::vector<GpuOp>& ops, std::int64_t w0, std::int64_
     return out;
 }
 
+// Index of the first element that carries each key: open addressing with linear probing in one array at most
+// two-thirds full. Hundreds of thousands of launches per trace: a node-based map spent more time allocating than
+// the analysis spends analysing.
+class FirstIndexByKey {
+public:
+    explicit FirstIndexByKey(std::size_t count) {
+        std::size_t capacity = 16;
+        while (2 * capacity < 3 * count) capacity *= 2;
+        slots_.resize(capacity);
+        mask_ = capacity - 1;
+    }
+    // Keeps the index already stored for `key`, if any (the first element wins, like unordered_map::emplace).
+    void insert(std::int64_t key, std::size_t index) {
+        for (std::size_t i = slot_of(key);; i = (i + 1) & mask_) {
+            Slot& s = slots_[i];
+            if (s.index_plus_one == 0) {
+                s = {key, static_cast<std::uint32_t>(index + 1)};
+                return;
+            }
+            if (s.key == key) return;
+        }
+    }
+    // The index stored for `key`, or SIZE_MAX.
+    std::size_t find(std::int64_t key) const {
+        for (std::size_t i = slot_of(key);; i = (i + 1) & mask_) {
+            const Slot& s = slots_[i];
+            if (s.index_plus_one == 0) return SIZE_MAX;
+            if (s.key == key) return s.index_plus_one - 1;
+        }
+    }
+
+private:
+    struct Slot {
+        std::int64_t key = 0;
+        std::uint32_t index_plus_one = 0;  // 0: empty
+    };
+    // splitmix64's finaliser: ids and timestamps are dense or strided; this spreads them over the slots.
+    std::size_t slot_of(std::int64_t key) const {
+        std::uint64_t x = static_cast<std::uint64_t>(key);
+        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+        x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+        return static_cast<std::size_t>(x ^ (x >> 31)) & mask_;
+    }
+    std::vector<Slot> slots_;
+    std::size_t mask_ = 0;
+};
+
 // The host call that launched a GPU op, by correlation id; flow ends fill in correlations that an op's args
 // lack (the flow id is the correlation in Kineto).
 class LaunchIndex {
 public:
-    explicit LaunchIndex(const TraceTables& t) {
-        launch_of_.reserve(t.runtime_calls.size());
-        for (auto& c : t.runtime_calls) launch_of_.emplace(c.correlation, &c);
-        for (auto& f : t.flow_ends) flow_at_ts_.emplace(f.ts_ns, f.id);
+    explicit LaunchIndex(const TraceTables& t)
+        : calls_(t.runtime_calls), flows_(t.flow_ends), launch_of_(t.runtime_calls.size()),
+          flow_at_ts_(t.flow_ends.size()) {
+        for (std::size_t i = 0; i < calls_.size(); ++i) launch_of_.insert(calls_[i].correlation, i);
+        for (std::size_t i = 0; i < flows_.size(); ++i) flow_at_ts_.insert(flows_[i].ts_ns, i);
     }
     const RuntimeCall* launch_for(const GpuOp& op) const {
         std::int64_t corr = op.correlation;
         if (corr < 0) {
-            auto f = flow_at_ts_.find(op.start_ns);
-            if (f == flow_at_ts_.end()) return nullptr;
-            corr = f->second;
+            const std::size_t f = flow_at_ts_.find(op.start_ns);
+            if (f == SIZE_MAX) return nullptr;
+            corr = flows_[f].id;
         }
-        auto it = launch_of_.find(corr);
-        return it == launch_of_.end() ? nullptr : it->second;
+        const std::size_t c = launch_of_.find(corr);
+        return c == SIZE_MAX ? nullptr : &calls_[c];
     }
 
 private:
-    std::unordered_map<std::int64_t, const RuntimeCall*> launch_of_;
-    std::unordered_map<std::int64_t, std::int64_t> flow_at_ts_;
+    const std::vector<RuntimeCall>& calls_;
+    const std::vector<FlowEnd>& flows_;
+    FirstIndexByKey launch_of_;
+    FirstIndexByKey flow_at_ts_;
 };
 
 // Idle split: each gap is judged by the op that ends it and the host call that launched that op.

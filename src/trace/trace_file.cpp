@@ -35,10 +35,11 @@ void pump(KinetoReader& reader, const std::string& source, ByteSource& pull, Pro
     }
     const bool gzip = n >= 2 && static_cast<unsigned char>(in[0]) == 0x1f && static_cast<unsigned char>(in[1]) == 0x8b;
     if (!gzip) {
-        while (n > 0) {
-            reader.feed(in.data(), n);
-            n = pull(in.data(), in.size());
+        // After the first chunk, the bytes are read straight into the reader's buffer (no copy in between).
+        reader.feed(in.data(), n);
+        while ((n = pull(reader.reserve(chunk_bytes), chunk_bytes)) > 0) {
             progress.consumed += n;
+            reader.commit(n);
         }
         reader.finish();
         return;
@@ -46,7 +47,6 @@ void pump(KinetoReader& reader, const std::string& source, ByteSource& pull, Pro
     z_stream z{};
     if (inflateInit2(&z, 15 + 16) != Z_OK) throw InternalError("zlib inflateInit2 failed");
     std::unique_ptr<z_stream, void (*)(z_stream*)> guard(&z, [](z_stream* s) { inflateEnd(s); });
-    std::vector<char> out(chunk_bytes);
     bool stream_ended = false;
     while (true) {
         z.next_in = reinterpret_cast<Bytef*>(in.data());
@@ -57,11 +57,12 @@ void pump(KinetoReader& reader, const std::string& source, ByteSource& pull, Pro
                 if (inflateReset(&z) != Z_OK) throw InternalError("zlib inflateReset failed");
                 stream_ended = false;
             }
-            z.next_out = reinterpret_cast<Bytef*>(out.data());
-            z.avail_out = static_cast<uInt>(out.size());
+            // Inflated straight into the reader's buffer.
+            z.next_out = reinterpret_cast<Bytef*>(reader.reserve(chunk_bytes));
+            z.avail_out = static_cast<uInt>(chunk_bytes);
             int rc = inflate(&z, Z_NO_FLUSH);
-            std::size_t produced = out.size() - z.avail_out;
-            if (produced > 0) reader.feed(out.data(), produced);
+            std::size_t produced = chunk_bytes - z.avail_out;
+            if (produced > 0) reader.commit(produced);
             if (rc == Z_STREAM_END) { stream_ended = true; continue; }
             if (rc == Z_BUF_ERROR) break;
             if (rc != Z_OK)

@@ -11,7 +11,9 @@ struct ReadOptions {
     // Analyse what a truncated or damaged file holds instead of failing; the tables then say how much
     // was read (TraceTables::complete, stop_reason, fraction_read).
     bool partial = false;
-    std::size_t chunk_bytes = 4u << 20;
+    // Small enough to stay in a core's L2 cache between the read, the copy into the reader and the parse
+    // (256 KiB read 413 MB about 5% faster in CPU time than 4 MiB did).
+    std::size_t chunk_bytes = 256u << 10;
 };
 
 // Throws ftb::InputError for unreadable files and for anything that is not a complete trace
