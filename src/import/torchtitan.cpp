@@ -19,8 +19,32 @@ std::string hf_id(const std::string& name, const std::string& flavor) {
         if (flavor == "405B") return "meta-llama/Llama-3.1-405B";
     }
     if (name == "deepseek_v3" && flavor == "671B") return "deepseek-ai/DeepSeek-V3";
-    if (name == "qwen3") return "Qwen/Qwen3-" + flavor;
+    if (name == "qwen3" && flavor.rfind("debugmodel", 0) != 0) return "Qwen/Qwen3-" + flavor;
     return "";
+}
+
+// Flavors with no HF checkpoint, as an inline config.json of the same shapes. llama3 "debugmodel" (and its
+// _flex_attn / _varlen_attn variants, the same shapes): dim 256, n_layers 6, vocab_size 2048 (the test tokenizer),
+// n_heads 16 and n_kv_heads unset (= n_heads), FFN compute_ffn_hidden_dim(256, multiple_of=256) = 256 * ceil(
+// (2 * 4 * 256 / 3) / 256) = 768, untied output, rope max_seq_len 131072 (torchtitan/models/llama3/__init__.py
+// llama3_configs, commit 00f555e1). qwen3 "debugmodel_moe": dim 256, head_dim 128, n_layers 8, vocab_size 2048,
+// n_heads 16, n_kv_heads 8, every layer MoE with 64 experts of moe_hidden_dim 768, top_k 8, no weight tying, rope
+// max_seq_len 4096 (torchtitan/models/qwen3/__init__.py _debugmodel_moe, commit 0310b491); it has no dense FFN, so
+// intermediate_size (which Qwen3MoeConfig requires) is given the expert width and used by no layer.
+OJson inline_flavor(const std::string& name, const std::string& flavor) {
+    if (name == "llama3" && flavor.rfind("debugmodel", 0) == 0)
+        return OJson{{"model_type", "llama"},        {"hidden_size", 256},          {"num_hidden_layers", 6},
+                     {"num_attention_heads", 16},   {"num_key_value_heads", 16},   {"intermediate_size", 768},
+                     {"vocab_size", 2048},          {"max_position_embeddings", 131072},
+                     {"tie_word_embeddings", false}};
+    if (name == "qwen3" && flavor.rfind("debugmodel_moe", 0) == 0)
+        return OJson{{"model_type", "qwen3_moe"},   {"hidden_size", 256},          {"head_dim", 128},
+                     {"num_hidden_layers", 8},      {"num_attention_heads", 16},   {"num_key_value_heads", 8},
+                     {"num_experts", 64},           {"num_experts_per_tok", 8},    {"moe_intermediate_size", 768},
+                     {"intermediate_size", 768},    {"decoder_sparse_step", 1},    {"mlp_only_layers", OJson::array()},
+                     {"vocab_size", 2048},          {"max_position_embeddings", 4096},
+                     {"tie_word_embeddings", false}};
+    return nullptr;
 }
 
 int64_t degree(Mapper& m, const std::string& key) {
@@ -44,9 +68,13 @@ void read_torchtitan(Mapper& m, const ImportOptions& o) {
     // (torchtitan/experiments/transformers_modeling_backend/__init__.py l.25-35, job_config.py l.12 `model`).
     if (show_value(*name) == "transformers_modeling_backend" && show_value(*flavor) == "full")
         if (const Json* hf = m.take("hf_transformers.model"); hf && hf->is_string()) id = hf->get<std::string>();
-    if (id.empty()) m.fail("model.flavor", "torchtitan model " + show_value(*name) + " " + show_value(*flavor) +
-                                               " has no HF checkpoint ftbound knows; give --set model=NAME or a config.json");
-    set_model(m, id, "model.name + model.flavor");
+    if (const OJson shapes = inline_flavor(show_value(*name), show_value(*flavor)); id.empty() && !shapes.is_null())
+        m.set("model", shapes, "model.name + model.flavor: " + show_value(*name) + " " + show_value(*flavor) +
+                                   " (its shapes from torchtitan/models/" + show_value(*name) + "/__init__.py)");
+    else if (id.empty())
+        m.fail("model.flavor", "torchtitan model " + show_value(*name) + " " + show_value(*flavor) +
+                                   " has no HF checkpoint ftbound knows; give --set model=NAME or a config.json");
+    else set_model(m, id, "model.name + model.flavor");
     m.set("train.method", "full", "torchtitan trains every weight");
     if (const Json* conv = m.take("model.converters"); conv && conv->dump().find("float8") != std::string::npos)
         m.set("train.precision", "fp8", "model.converters: float8");
