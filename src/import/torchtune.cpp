@@ -108,6 +108,11 @@ int64_t documented_seq_len(const std::string& dataset_component) {
 }
 
 void assume_untruncated_seq_len(Mapper& m) {
+    // The dataset builders refuse to pack without a length (torchtune/datasets/_alpaca.py alpaca_dataset: "PackedDataset
+    // requires a max_seq_len to be set on the tokenizer."): the recipe would not start.
+    if (flag(m, "dataset.packed"))
+        m.fail("tokenizer.max_seq_len", "null with dataset.packed: true: torchtune packs only to a set length "
+                                        "(PackedDataset requires one); give --set train.seq_len=N");
     const std::string dataset = component(m, "dataset");
     const int64_t seq = documented_seq_len(dataset);
     if (!seq)

@@ -112,6 +112,12 @@ TEST(Import, TorchtuneLoraRecipe) {
     EXPECT_TRUE(r.out.empty());
     EXPECT_NE(r.err.find("tokenizer.max_seq_len"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("--set train.seq_len="), std::string::npos) << r.err;
+    // Packing needs a length: torchtune's builders refuse to pack without one, so no length is assumed.
+    std::string packed = spec_test::slurp(fixture("torchtune_llama3_1_8B_lora_single_device.yaml"));
+    packed.replace(packed.find("packed: False"), 13, "packed: True");
+    spec_test::CliResult p = run_ftbound({"import", spec_test::write_scratch("torchtune_packed_null.yaml", packed)});
+    EXPECT_EQ(p.exit_code, 2) << describe(p);
+    EXPECT_NE(p.err.find("tokenizer.max_seq_len: null with dataset.packed: true"), std::string::npos) << p.err;
 
     const Imported i = import_json({fixture("torchtune_llama3_1_8B_lora_single_device.yaml"), "--set", "train.seq_len=2048"});
     const auto& t = i.job["train"];
