@@ -16,9 +16,28 @@ int positive_int(Mapper& m, const std::string& key) {
     return static_cast<int>(v->get<int64_t>());
 }
 
+// deepspeed_config.deepspeed_config_file: accelerate opens it as given, relative to where `accelerate launch` runs
+// (utils/dataclasses.py DeepSpeedPlugin -> HfDeepSpeedConfig(hf_ds_config), os.path.exists); a config read from
+// elsewhere names it relative to its own folder as often. A --deepspeed FILE replaces it (the reader of the training
+// config maps that one).
+void map_deepspeed_file(Mapper& m, const std::string& named, const std::string& config_path, const ImportOptions& o) {
+    if (!o.deepspeed.empty()) {
+        m.note("deepspeed_config.deepspeed_config_file: '" + named + "' replaced by --deepspeed " + o.deepspeed);
+        return;
+    }
+    std::error_code ec;
+    std::filesystem::path p = named;
+    if (!std::filesystem::is_regular_file(p, ec)) p = std::filesystem::path(config_path).parent_path() / named;
+    if (!std::filesystem::is_regular_file(p, ec))
+        m.fail("deepspeed_config.deepspeed_config_file",
+               "'" + p.string() + "' not found: give the DeepSpeed JSON with --deepspeed FILE");
+    map_deepspeed(m, load_document(p.string()), p.string());
+}
+
 }  // namespace
 
-void map_accelerate(Mapper& parent, const std::string& path) {
+void map_accelerate(Mapper& parent, const ImportOptions& options) {
+    const std::string& path = options.accelerate;
     const Json doc = load_document(path);
     if (!doc.is_object()) throw InputError(path, "", "an accelerate config must be a mapping");
     Mapper m(doc, path, "accelerate");
@@ -41,14 +60,8 @@ void map_accelerate(Mapper& parent, const std::string& path) {
     const Json* dt = m.take("distributed_type");
     const std::string type = dt ? show_value(*dt) : "";
     if (type == "DEEPSPEED") {
-        if (const Json* file = m.take("deepspeed_config.deepspeed_config_file"); file && file->is_string()) {
-            const std::filesystem::path p = std::filesystem::path(path).parent_path() / file->get<std::string>();
-            std::error_code ec;
-            if (!std::filesystem::is_regular_file(p, ec))
-                m.fail("deepspeed_config.deepspeed_config_file",
-                       "'" + p.string() + "' not found: give the DeepSpeed JSON with --deepspeed FILE");
-            map_deepspeed(m, load_document(p.string()), p.string());
-        }
+        if (const Json* file = m.take("deepspeed_config.deepspeed_config_file"); file && file->is_string())
+            map_deepspeed_file(m, file->get<std::string>(), path, options);
         if (const Json* z = m.take("deepspeed_config.zero_stage"); z && z->is_number_integer())
             m.set("parallel.zero", z->get<int>(), "deepspeed_config.zero_stage: " + z->dump());
         for (const char* which : {"optimizer", "param"}) {

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <toml++/toml.h>
@@ -43,13 +44,7 @@ Json toml_to_json(const toml::node& n) {
 
 Json load_source(const std::string& path) {
     if (fs::path(path).extension() != ".toml") return load_document(path);
-    const std::string text = read_text_file(path, "config");
-    try {
-        return toml_to_json(toml::parse(text, path));
-    } catch (const toml::parse_error& e) {
-        throw InputError(path, "", "malformed TOML at line " + std::to_string(e.source().begin.line) + ": " +
-                                       std::string(e.description()));
-    }
+    return parse_toml_text(read_text_file(path, "config"), path);
 }
 
 bool has_component(const Json& doc) {
@@ -222,12 +217,28 @@ ImportResult Mapper::partial() {
     return result_;
 }
 
+int64_t Mapper::degree_product() const {
+    int64_t product = 1;
+    for (const char* key : {"parallel.tp", "parallel.pp", "parallel.cp"})
+        if (const OJson* d = job_value(key); d && d->is_number_integer() && d->get<int64_t>() > 1)
+            product *= std::min<int64_t>(d->get<int64_t>(), 1 << 16);   // a degree the job reader refuses anyway
+    return product;
+}
+
 ImportResult Mapper::finish(const ImportOptions& o) {
     if (!o.hardware.empty()) {
         set("hardware.system", o.hardware, "--hardware");
         if (nodes > 1) set("hardware.nodes", nodes, gpus_from);
     } else if (!o.user_sets("hardware")) {
-        // The configs name no hardware: a reference node, said plainly, for the user to replace.
+        // The configs name no hardware: a reference node, said plainly, for the user to replace. Without a GPU count,
+        // as many GPUs as the parallel degrees the config sets need (tensor x pipeline x context parallel).
+        const int64_t model_parallel = degree_product();
+        if (gpus_per_node == 0 && model_parallel > 1 && model_parallel <= (1 << 20)) {
+            gpus_per_node = static_cast<int>(model_parallel % 8 == 0 ? 8 : model_parallel);
+            nodes = static_cast<int>(model_parallel / gpus_per_node);
+            gpus_from = "the fewest GPUs the config's parallel degrees need (tp x pp x cp = " +
+                        std::to_string(model_parallel) + ", 8 per node)";
+        }
         const int per_node = gpus_per_node > 0 ? gpus_per_node : 1;
         const std::string why = gpus_per_node > 0 ? "GPUs from " + gpus_from + "; the GPU is not in the config: give --hardware SYSTEM"
                                                   : "the config names no hardware: give --hardware SYSTEM";
@@ -280,8 +291,20 @@ void set_model(Mapper& m, const std::string& name, const std::string& from) {
     m.set("model", name, from + ": " + name);
 }
 
+Json parse_toml_text(const std::string& text, const std::string& path) {
+    try {
+        return toml_to_json(toml::parse(text, path));
+    } catch (const toml::parse_error& e) {
+        throw InputError(path, "", "malformed TOML at line " + std::to_string(e.source().begin.line) + ": " +
+                                       std::string(e.description()));
+    }
+}
+
 ImportResult import_config(const std::string& path, const ImportOptions& options) {
-    const Json doc = load_source(path);
+    return import_document(load_source(path), path, options);
+}
+
+ImportResult import_document(const Json& doc, const std::string& path, const ImportOptions& options) {
     if (!doc.is_object()) throw InputError(path, "", "the config must be a mapping");
     const std::string format = detect(doc, path);
     Mapper m(doc, path, format);
@@ -292,7 +315,7 @@ ImportResult import_config(const std::string& path, const ImportOptions& options
     else if (format == "torchtitan") read_torchtitan(m, options);
     else if (format == "trl") read_trl_sft(m, options);
     else read_hf_trainer(m, options);
-    if (!options.accelerate.empty()) map_accelerate(m, options.accelerate);
+    if (!options.accelerate.empty()) map_accelerate(m, options);
     return m.finish(options);
 }
 

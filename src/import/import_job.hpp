@@ -32,6 +32,10 @@ struct ImportResult {
 
 // Reads `path` (YAML, JSON or TOML), recognises the tool, and maps it. Throws InputError.
 ImportResult import_config(const std::string& path, const ImportOptions& options);
+// The same for a document already read; `path` names it in errors (a .toml path is read as torchtitan's).
+ImportResult import_document(const Json& doc, const std::string& path, const ImportOptions& options);
+// TOML text -> the document tree (tables as mappings, dates as text). Throws InputError naming the line.
+Json parse_toml_text(const std::string& text, const std::string& path);
 
 // The mapping report for stderr: what became what, what was assumed, the unused fields as warnings.
 std::string import_report(const ImportResult& r, const std::string& path);
@@ -74,6 +78,8 @@ public:
 
 private:
     void collect_unused(const Json& node, const std::string& path);
+    // tp x pp x cp of the job so far (1 when none is set).
+    int64_t degree_product() const;
     const Json& source_;
     std::string file_;
     std::set<std::string> taken_;
@@ -97,7 +103,8 @@ void read_torchtune(Mapper& m, const ImportOptions& o);
 void read_hf_trainer(Mapper& m, const ImportOptions& o);
 void read_trl_sft(Mapper& m, const ImportOptions& o);   // `trl sft --config`: SFTConfig defaults
 void read_torchtitan(Mapper& m, const ImportOptions& o);
-// An accelerate config file: GPUs and nodes, DeepSpeed/FSDP settings, mixed precision.
-void map_accelerate(Mapper& m, const std::string& path);
+// The accelerate config file options.accelerate: GPUs and nodes, DeepSpeed/FSDP settings, mixed precision. A
+// DeepSpeed JSON given with --deepspeed (options.deepspeed) replaces the one its deepspeed_config_file names.
+void map_accelerate(Mapper& m, const ImportOptions& options);
 
 }  // namespace ftb::import

@@ -19,8 +19,52 @@ std::string hf_id(const std::string& name, const std::string& flavor) {
         if (flavor == "405B") return "meta-llama/Llama-3.1-405B";
     }
     if (name == "deepseek_v3" && flavor == "671B") return "deepseek-ai/DeepSeek-V3";
-    if (name == "qwen3") return "Qwen/Qwen3-" + flavor;
+    if (name == "qwen3" && flavor.rfind("debugmodel", 0) != 0) return "Qwen/Qwen3-" + flavor;
     return "";
+}
+
+// Flavors with no HF checkpoint, as an inline config.json of the same shapes. llama3 "debugmodel" (and its
+// _flex_attn / _varlen_attn variants, the same shapes): dim 256, n_layers 6, vocab_size 2048 (the test tokenizer),
+// n_heads 16 and n_kv_heads unset (= n_heads), FFN compute_ffn_hidden_dim(256, multiple_of=256) = 256 * ceil(
+// (2 * 4 * 256 / 3) / 256) = 768, untied output, rope max_seq_len 131072 (torchtitan/models/llama3/__init__.py
+// llama3_configs, commit 00f555e1). qwen3 "debugmodel_moe": dim 256, head_dim 128, n_layers 8, vocab_size 2048,
+// n_heads 16, n_kv_heads 8, every layer MoE with 64 experts of moe_hidden_dim 768, top_k 8, no weight tying, rope
+// max_seq_len 4096 (torchtitan/models/qwen3/__init__.py _debugmodel_moe, commit 0310b491); it has no dense FFN, so
+// intermediate_size (which Qwen3MoeConfig requires) is given the expert width and used by no layer. deepseek_v3
+// "debugmodel" and "16B" (torchtitan/models/deepseek_v3/__init__.py _debugmodel, _16b, commit 0014ac2c): MLA with
+// q_lora_rank 0 (a plain wq), kv_lora_rank 512, qk_nope/rope/v head dims 128/64/128, one dense layer first
+// (n_dense_layers 1), softmax routing, rope max_seq_len 4096 * 4, untied output; debugmodel dim 256, 6 layers,
+// vocab 2048, 16 heads, dense FFN 1024, 8 experts of 256 (top 3) + 2 shared; 16B dim 2048, 27 layers, vocab
+// 102400, 16 heads, dense FFN 10944, 64 experts of 1408 (top 6) + 2 shared. torchtitan keeps its load-balancing
+// expert bias as a buffer where the deepseek_v3 reader counts a parameter per expert: the 16B counts 15,706,485,888,
+// DeepSeek-V2-Lite's published 15,706,484,224 (its shapes) plus those 64 x 26.
+OJson deepseek_v3_flavor(int64_t dim, int64_t layers, int64_t vocab, int64_t dense_ffn, int64_t experts,
+                         int64_t expert_ffn, int64_t top_k) {
+    return OJson{{"model_type", "deepseek_v3"},  {"hidden_size", dim},          {"num_hidden_layers", layers},
+                 {"vocab_size", vocab},          {"num_attention_heads", 16},   {"num_key_value_heads", 16},
+                 {"q_lora_rank", nullptr},       {"kv_lora_rank", 512},         {"qk_nope_head_dim", 128},
+                 {"qk_rope_head_dim", 64},       {"v_head_dim", 128},           {"intermediate_size", dense_ffn},
+                 {"first_k_dense_replace", 1},   {"moe_layer_freq", 1},         {"n_routed_experts", experts},
+                 {"moe_intermediate_size", expert_ffn}, {"num_experts_per_tok", top_k}, {"n_shared_experts", 2},
+                 {"max_position_embeddings", 16384},    {"tie_word_embeddings", false}};
+}
+
+OJson inline_flavor(const std::string& name, const std::string& flavor) {
+    if (name == "deepseek_v3" && flavor == "debugmodel") return deepseek_v3_flavor(256, 6, 2048, 1024, 8, 256, 3);
+    if (name == "deepseek_v3" && flavor == "16B") return deepseek_v3_flavor(2048, 27, 102400, 10944, 64, 1408, 6);
+    if (name == "llama3" && flavor.rfind("debugmodel", 0) == 0)
+        return OJson{{"model_type", "llama"},        {"hidden_size", 256},          {"num_hidden_layers", 6},
+                     {"num_attention_heads", 16},   {"num_key_value_heads", 16},   {"intermediate_size", 768},
+                     {"vocab_size", 2048},          {"max_position_embeddings", 131072},
+                     {"tie_word_embeddings", false}};
+    if (name == "qwen3" && flavor.rfind("debugmodel_moe", 0) == 0)
+        return OJson{{"model_type", "qwen3_moe"},   {"hidden_size", 256},          {"head_dim", 128},
+                     {"num_hidden_layers", 8},      {"num_attention_heads", 16},   {"num_key_value_heads", 8},
+                     {"num_experts", 64},           {"num_experts_per_tok", 8},    {"moe_intermediate_size", 768},
+                     {"intermediate_size", 768},    {"decoder_sparse_step", 1},    {"mlp_only_layers", OJson::array()},
+                     {"vocab_size", 2048},          {"max_position_embeddings", 4096},
+                     {"tie_word_embeddings", false}};
+    return nullptr;
 }
 
 int64_t degree(Mapper& m, const std::string& key) {
@@ -44,9 +88,13 @@ void read_torchtitan(Mapper& m, const ImportOptions& o) {
     // (torchtitan/experiments/transformers_modeling_backend/__init__.py l.25-35, job_config.py l.12 `model`).
     if (show_value(*name) == "transformers_modeling_backend" && show_value(*flavor) == "full")
         if (const Json* hf = m.take("hf_transformers.model"); hf && hf->is_string()) id = hf->get<std::string>();
-    if (id.empty()) m.fail("model.flavor", "torchtitan model " + show_value(*name) + " " + show_value(*flavor) +
-                                               " has no HF checkpoint ftbound knows; give --set model=NAME or a config.json");
-    set_model(m, id, "model.name + model.flavor");
+    if (const OJson shapes = inline_flavor(show_value(*name), show_value(*flavor)); id.empty() && !shapes.is_null())
+        m.set("model", shapes, "model.name + model.flavor: " + show_value(*name) + " " + show_value(*flavor) +
+                                   " (its shapes from torchtitan/models/" + show_value(*name) + "/__init__.py)");
+    else if (id.empty())
+        m.fail("model.flavor", "torchtitan model " + show_value(*name) + " " + show_value(*flavor) +
+                                   " has no HF checkpoint ftbound knows; give --set model=NAME or a config.json");
+    else set_model(m, id, "model.name + model.flavor");
     m.set("train.method", "full", "torchtitan trains every weight");
     if (const Json* conv = m.take("model.converters"); conv && conv->dump().find("float8") != std::string::npos)
         m.set("train.precision", "fp8", "model.converters: float8");

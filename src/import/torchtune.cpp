@@ -94,6 +94,36 @@ void reject_non_training(const Mapper& m) {
                             "fine-tuning jobs");
 }
 
+// tokenizer.max_seq_len null: the tokenizer does not truncate (torchtune/models/llama3/_tokenizer.py l.330
+// `if self.max_seq_len:`, the same in every model tokenizer) and padded_collate_sft pads each batch to its longest
+// sample, so the length is the data set's. For the Alpaca builders torchtune documented one: before max_seq_len
+// moved to the tokenizer, alpaca_dataset truncated at `max_seq_len: int = 512` ("Default is 512";
+// torchtune/datasets/_alpaca.py, commit 0432b3a5), Stanford Alpaca's training length; alpaca_cleaned_dataset is the
+// same builder on yahma/alpaca-cleaned. That length is planned as an assumption the import report states (a batch
+// whose longest sample is longer runs longer); any other data set has no documented length: only the user can give it.
+int64_t documented_seq_len(const std::string& dataset_component) {
+    for (const char* alpaca : {"torchtune.datasets.alpaca_dataset", "torchtune.datasets.alpaca_cleaned_dataset"})
+        if (dataset_component == alpaca) return 512;
+    return 0;
+}
+
+void assume_untruncated_seq_len(Mapper& m) {
+    // The dataset builders refuse to pack without a length (torchtune/datasets/_alpaca.py alpaca_dataset: "PackedDataset
+    // requires a max_seq_len to be set on the tokenizer."): the recipe would not start.
+    if (flag(m, "dataset.packed"))
+        m.fail("tokenizer.max_seq_len", "null with dataset.packed: true: torchtune packs only to a set length "
+                                        "(PackedDataset requires one); give --set train.seq_len=N");
+    const std::string dataset = component(m, "dataset");
+    const int64_t seq = documented_seq_len(dataset);
+    if (!seq)
+        m.fail("tokenizer.max_seq_len", "null: no truncation, so the sequence length is the data set's longest sample "
+                                        "(the recipe does not state it); give --set train.seq_len=N");
+    m.assume("train.seq_len", seq,
+             "tokenizer.max_seq_len: null (no truncation; each batch is padded to its longest sample): " + dataset +
+                 "'s documented max_seq_len default 512 (torchtune/datasets/_alpaca.py); a longer sample makes a "
+                 "longer batch: --set train.seq_len=N for the data set's longest");
+}
+
 }  // namespace
 
 void read_torchtune(Mapper& m, const ImportOptions& o) {
@@ -119,14 +149,9 @@ void read_torchtune(Mapper& m, const ImportOptions& o) {
     if (comp.find(".lora_") != std::string::npos || comp.find(".qlora_") != std::string::npos) map_lora(m, comp);
     else m.set("train.method", "full", "model._component_: " + comp);
     component(m, "checkpointer");
-    // null: the tokenizer does not truncate (torchtune/models/llama3/_tokenizer.py l.330 `if self.max_seq_len:`, the
-    // same in every model tokenizer), and padded_collate_sft pads each batch to its longest sample: the length is
-    // the data set's, which no recipe states. Only the user can give it.
     const int64_t seq = whole(m, "tokenizer.max_seq_len");
     if (seq) m.set("train.seq_len", seq, "tokenizer.max_seq_len: " + std::to_string(seq));
-    else if (!o.user_sets("train.seq_len"))
-        m.fail("tokenizer.max_seq_len", "null: no truncation, so the sequence length is the data set's longest sample "
-                                        "(the recipe does not state it); give --set train.seq_len=N");
+    else if (!o.user_sets("train.seq_len")) assume_untruncated_seq_len(m);
     const bool packed = flag(m, "dataset.packed");
     m.set("train.packing", packed, packed ? "dataset.packed: true" : "dataset.packed: false (padded per batch)");
     if (const int64_t b = whole(m, "batch_size")) m.set("train.micro_batch", b, "batch_size: " + std::to_string(b));

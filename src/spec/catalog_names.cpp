@@ -55,14 +55,18 @@ std::vector<std::string> model_tokens(const std::string& id) {
 
 bool is_number(const std::string& t) { return !t.empty() && std::isdigit(static_cast<unsigned char>(t[0])); }
 
-// 0 when the families are the same or one is the other with words in front ("llama-3" in "meta-llama-3").
-size_t family_distance(const std::string& a, const std::string& b) {
+// 0 when the families are the same or one is the other with words in front ("llama-3" in "meta-llama-3"). Beyond
+// `limit` it returns a lower bound above it without measuring: the edit distance is at least the length difference,
+// so a long name against short ones costs nothing (spec_reader_fuzz: a 6,000-character model name took seconds).
+size_t family_distance(const std::string& a, const std::string& b, size_t limit) {
     if (a == b) return 0;
     auto ends_with = [](const std::string& s, const std::string& tail) {
         return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0 &&
                s[s.size() - tail.size() - 1] == '-';
     };
     if (!a.empty() && !b.empty() && (ends_with(a, b) || ends_with(b, a))) return 0;
+    const size_t gap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+    if (gap > limit) return gap;
     std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
     for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
     for (size_t i = 1; i <= a.size(); ++i) {
@@ -133,7 +137,7 @@ std::vector<std::string> suggest_models(const std::string& asked, const std::vec
     std::vector<std::tuple<size_t, double, std::string>> ranked;   // family distance, size distance, name
     for (const auto& c : catalog) {
         const ModelNameParts p = model_name_parts(c);
-        const size_t fd = family_distance(a.family, p.family);
+        const size_t fd = family_distance(a.family, p.family, limit);
         if (fd > limit || p.size <= 0) continue;
         ranked.emplace_back(fd, std::fabs(std::log(p.size / a.size)), c);
     }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -76,6 +78,7 @@ void apply_override(Json& root, const std::string& assignment, const std::string
     if (eq == std::string::npos || eq == 0)
         throw InputError("--set", assignment, "expected KEY=VALUE with a dotted key, e.g. train.micro_batch=8");
     std::string key = assignment.substr(0, eq);
+    require_utf8(key, "--set", "", "the key");
     Json value = parse_yaml_text(assignment.substr(eq + 1), "--set " + key);
     if (!root.is_object()) throw InputError(file, "", "the job file is not a mapping");
     Json* node = &root;
@@ -101,6 +104,10 @@ std::string did_you_mean(const std::string& key, const std::vector<std::string>&
     std::string best;
     size_t best_d = std::max<size_t>(2, key.size() / 3) + 1;
     for (const auto& c : candidates) {
+        // The distance is at least the length difference: a candidate that cannot beat the best is not measured, so
+        // a long name against short ones costs nothing (spec_reader_fuzz: a 6,000-character model name took seconds).
+        const size_t gap = key.size() > c.size() ? key.size() - c.size() : c.size() - key.size();
+        if (gap >= best_d) continue;
         size_t d = edit_distance(key, c);
         if (d < best_d) best_d = d, best = c;
     }

@@ -8,6 +8,10 @@
 
 namespace ftb {
 
+// Throws InputError(file, field, "<what> is not UTF-8 text (byte 0x.. at offset N) ...") unless `s` is UTF-8
+// (RFC 3629): YAML text must be Unicode, and the JSON documents built from it refuse to print anything else.
+void require_utf8(const std::string& s, const std::string& file, const std::string& field, const char* what);
+
 // Throws InputError(file, path, reason) on malformed text.
 Json parse_yaml_source(const std::string& text, const std::string& file);
 

@@ -98,12 +98,26 @@ TEST(Import, LlamaFactoryLora) {
 }
 
 TEST(Import, TorchtuneLoraRecipe) {
-    // The recipe leaves the sequence length to the data: a clear error that says how to give it.
-    spec_test::CliResult r = run_ftbound({"import", fixture("torchtune_llama3_1_8B_lora_single_device.yaml")});
+    // The recipe leaves the sequence length to the data (max_seq_len null): for the Alpaca builders, the length
+    // torchtune documented as their default (512) is planned, and the report says it was assumed and how to change it.
+    const Imported a = import_json({fixture("torchtune_llama3_1_8B_lora_single_device.yaml")});
+    EXPECT_EQ(a.job["train"]["seq_len"], 512);
+    EXPECT_NE(a.err.find("assumed: train.seq_len: 512 (tokenizer.max_seq_len: null"), std::string::npos) << a.err;
+    EXPECT_NE(a.err.find("--set train.seq_len=N"), std::string::npos) << a.err;
+    // Any other data set states no length: a clear error that says how to give it.
+    std::string other = spec_test::slurp(fixture("torchtune_llama3_1_8B_lora_single_device.yaml"));
+    other.replace(other.find("alpaca_cleaned_dataset"), 22, "slimorca_dataset");
+    spec_test::CliResult r = run_ftbound({"import", spec_test::write_scratch("torchtune_slimorca.yaml", other)});
     EXPECT_EQ(r.exit_code, 2) << describe(r);
     EXPECT_TRUE(r.out.empty());
     EXPECT_NE(r.err.find("tokenizer.max_seq_len"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("--set train.seq_len="), std::string::npos) << r.err;
+    // Packing needs a length: torchtune's builders refuse to pack without one, so no length is assumed.
+    std::string packed = spec_test::slurp(fixture("torchtune_llama3_1_8B_lora_single_device.yaml"));
+    packed.replace(packed.find("packed: False"), 13, "packed: True");
+    spec_test::CliResult p = run_ftbound({"import", spec_test::write_scratch("torchtune_packed_null.yaml", packed)});
+    EXPECT_EQ(p.exit_code, 2) << describe(p);
+    EXPECT_NE(p.err.find("tokenizer.max_seq_len: null with dataset.packed: true"), std::string::npos) << p.err;
 
     const Imported i = import_json({fixture("torchtune_llama3_1_8B_lora_single_device.yaml"), "--set", "train.seq_len=2048"});
     const auto& t = i.job["train"];
@@ -120,6 +134,46 @@ TEST(Import, TorchtuneLoraRecipe) {
     EXPECT_EQ(t["activation_checkpointing"], "full");
     EXPECT_EQ(t["framework"], "torchtune");
     expect_plans({fixture("torchtune_llama3_1_8B_lora_single_device.yaml"), "--set", "train.seq_len=2048"});
+}
+
+// spec_reader_fuzz's first finding: a byte that is not UTF-8 in a value the import report prints ended in
+// "internal error (a bug in ftbound)", exit 1. Now one error line naming the field, exit 2.
+TEST(Import, BytesThatAreNotUtf8AreAnInputError) {
+    const std::string path = spec_test::write_scratch(
+        "not_utf8.yaml", "base_model: meta-llama/Llama-3.1-8B\nadapter: lora\nlora_target_modules: [q_proj, \"v\xFB\"]\n");
+    spec_test::CliResult r = run_ftbound({"import", path});
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_NE(r.err.find("lora_target_modules[1]: the value is not UTF-8 text (byte 0xFB at offset 1)"), std::string::npos)
+        << r.err;
+}
+
+// An accelerate config's deepspeed_config_file that is not where the config runs: --deepspeed FILE replaces it, as
+// the error line asks, and the import says so.
+TEST(Import, AccelerateDeepSpeedFileReplacedByTheOption) {
+    const std::string acc = spec_test::write_scratch(
+        "acc_ds_file.yaml", "distributed_type: DEEPSPEED\nnum_processes: 2\n"
+                            "deepspeed_config:\n  deepspeed_config_file: elsewhere/zero3.json\n");
+    spec_test::CliResult missing = run_ftbound({"import", fixture("hf_training_args_zero3.json"), "--accelerate", acc});
+    EXPECT_EQ(missing.exit_code, 2) << describe(missing);
+    EXPECT_NE(missing.err.find("deepspeed_config.deepspeed_config_file:"), std::string::npos) << missing.err;
+    const Imported i = import_json({fixture("hf_training_args_zero3.json"), "--accelerate", acc, "--deepspeed",
+                                    fixture("ds_config_zero3.json")});
+    EXPECT_EQ(i.job["parallel"]["zero"], 3);
+    EXPECT_EQ(i.job["hardware"]["gpus_per_node"], 2);
+    EXPECT_NE(i.err.find("'elsewhere/zero3.json' replaced by --deepspeed"), std::string::npos) << i.err;
+}
+
+// A config that sets model parallelism but no GPU count gets the fewest GPUs its degrees need, said on an
+// `assumed:` line (before: one GPU, and the layout check failed: "1 GPUs are not divisible by tp*pp*cp = 4").
+TEST(Import, GpuCountFromTheParallelDegrees) {
+    const std::string cp4 = spec_test::write_scratch(
+        "axolotl_cp4.yaml", "base_model: meta-llama/Llama-3.1-8B\nsequence_len: 8192\nmicro_batch_size: 1\n"
+                            "context_parallel_size: 4\n");
+    const Imported i = import_json({cp4});
+    EXPECT_EQ(i.job["parallel"]["cp"], 4);
+    EXPECT_EQ(i.job["hardware"]["gpus_per_node"], 4);
+    EXPECT_NE(i.err.find("tp x pp x cp = 4"), std::string::npos) << i.err;
+    expect_plans({cp4});
 }
 
 TEST(Import, HfTrainingArgumentsWithDeepSpeedZero3) {

@@ -3,6 +3,8 @@
 // catalog's aliases; suggestions stay in the asked family and size.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -43,8 +45,22 @@ TEST(SpecNames, VariantIdsCountLikeTheirArchitecture) {
         {"Qwen/Qwen3-30B-A3B", 30532122624},
         {"deepseek-ai/DeepSeek-V3", 671026419200},
         {"meta-llama/Llama-3.3-70B-Instruct", 70553706496},
+        {"microsoft/Phi-3.5-mini-instruct", 3821079552},
     };
     for (const auto& [name, total] : want) EXPECT_EQ(params_of(name), total) << name;
+}
+
+// spec_reader_fuzz: an unknown model name of thousands of characters spent seconds on edit distances to every
+// catalog name for its suggestions. The distance is at least the length difference, so those are skipped now; with
+// 100,000 characters the old way took minutes.
+TEST(SpecNames, LongUnknownNameFailsFast) {
+    const std::string name(100000, 'L');
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const std::string& asked : {name, name + "-7b", "meta-llama/" + name})
+        EXPECT_THROW(ftb::Catalog::instance().model(asked, {"job.yaml", "model"}), ftb::InputError);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+    // Suggestions for names of ordinary length are unchanged.
+    EXPECT_EQ(ftb::did_you_mean("hiden_size", {"hidden_size", "vocab_size"}), "hidden_size");
 }
 
 std::string job_with(const std::string& model, const std::string& hardware) {

@@ -172,6 +172,33 @@ TEST(SpecReaderRobustness, DeepNestingIsAnInputError) {
     }
 }
 
+// Found by spec_reader_fuzz (a torchtune recipe with a stray 0xFB byte in a LoRA module name): yaml-cpp passes
+// bytes that are not UTF-8 through, and the import report printed them with nlohmann::json dump, which throws
+// type_error 316 ("internal error" from the CLI). The reader refuses them, naming the field.
+TEST(SpecReaderRobustness, TextThatIsNotUtf8IsAnInputError) {
+    auto error_of = [](const std::string& text) -> std::pair<std::string, std::string> {
+        try {
+            ftb::parse_yaml_text(text, "t.yaml");
+        } catch (const ftb::InputError& e) {
+            return {e.field(), e.reason()};
+        }
+        return {"(accepted)", ""};
+    };
+    const auto module = error_of("model:\n  lora_attn_modules: [q_proj, \"\xFBv_proj\"]\n");
+    EXPECT_EQ(module.first, "model.lora_attn_modules[1]");
+    EXPECT_NE(module.second.find("not UTF-8 text (byte 0xFB at offset 0)"), std::string::npos) << module.second;
+    EXPECT_NE(error_of("a: b\xFB\n").second.find("byte 0xFB at offset 1"), std::string::npos);
+    EXPECT_NE(error_of("k\xFB: 1\n").second.find("a key is not UTF-8"), std::string::npos);
+    EXPECT_EQ(error_of("a: \xC0\xAF\n").first, "a");           // overlong '/' (RFC 3629: invalid)
+    EXPECT_EQ(error_of("a: \xED\xA0\x80\n").first, "a");       // a UTF-16 surrogate, U+D800
+    EXPECT_EQ(error_of("a: \xF4\x90\x80\x80\n").first, "a");  // above U+10FFFF
+    EXPECT_EQ(error_of("a: \xE2\x82\n").first, "a");           // cut short
+    // UTF-8 of every length is read.
+    EXPECT_EQ(error_of("\xC3\xA9t\xC3\xA9: \xE2\x82\xAC \xF0\x9F\x98\x80\n").first, "(accepted)");
+    ftb::Json job = ftb::Json::object();
+    EXPECT_THROW(ftb::apply_override(job, "train.\xFB=1", "job.yaml"), ftb::InputError);
+}
+
 TEST(SpecReaderRobustness, LoadDocumentErrors) {
     const std::string dir = spec_test::scratch_dir();
     auto reason_of = [](const std::string& path) -> std::string {
