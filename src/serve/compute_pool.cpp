@@ -45,7 +45,7 @@ void ComputePool::worker() {
     }
 }
 
-std::optional<ApiAnswer> ComputePool::run(std::function<ApiAnswer()> work, std::chrono::milliseconds limit) {
+std::optional<ApiAnswer> ComputePool::run(std::function<ApiAnswer()> work, std::chrono::microseconds limit) {
     auto task = std::make_shared<Task>();
     task->work = std::move(work);
     std::future<ApiAnswer> answer = task->answer.get_future();

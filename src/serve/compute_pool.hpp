@@ -24,7 +24,7 @@ public:
 
     // The answer of `work`, or nullopt when too much work is waiting or `limit` passes first (the work is then
     // dropped if it has not started, and its answer discarded if it has).
-    std::optional<ApiAnswer> run(std::function<ApiAnswer()> work, std::chrono::milliseconds limit);
+    std::optional<ApiAnswer> run(std::function<ApiAnswer()> work, std::chrono::microseconds limit);
 
 private:
     struct Task;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -36,7 +37,8 @@ std::string status_line(int status, size_t max_body_bytes) {
 }
 
 std::vector<HttpRoute> routes(ComputePool& pool, const ServeOptions& o) {
-    const auto limit = std::chrono::milliseconds(static_cast<long long>(o.request_seconds * 1000));
+    // Microseconds: a limit under a millisecond (--time-limit 0.0005) must not round down to "already late".
+    const auto limit = std::chrono::microseconds(static_cast<long long>(std::ceil(o.request_seconds * 1e6)));
     auto compute = [&pool, limit, seconds = o.request_seconds](std::function<ApiAnswer()> work) {
         auto a = pool.run(std::move(work), limit);
         return response(a ? *a
