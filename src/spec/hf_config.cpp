@@ -5,65 +5,21 @@
 #include <algorithm>
 
 #include "ftbound/error.hpp"
+#include "spec/hf_family.hpp"
 
 namespace ftb {
 namespace {
 
-// Shape fields are required; this reads one, accepting the family's aliases in order.
-// Upper bounds on shapes: far beyond any real model, small enough that exact counts cannot overflow int64.
-constexpr int64_t kMaxDim = int64_t(1) << 24;      // widths, vocabularies
-constexpr int64_t kMaxLayers = 100000;
+using hf::base_layer;
+using hf::check_divisible;
+using hf::check_kv;
+using hf::kMaxDim;
+using hf::kMaxLayers;
+using hf::layer_list;
+using hf::need_int;
+using hf::opt_bool;
+using hf::opt_int;
 
-int64_t need_int(const Fields& f, std::initializer_list<const char*> keys, int64_t min = 1, int64_t max = kMaxDim) {
-    for (const char* k : keys)
-        if (f.has(k)) return *f.get_int(k, min, max);
-    std::string list;
-    for (const char* k : keys) list += (list.empty() ? "" : " or ") + std::string(k);
-    f.fail(*keys.begin(), std::string("missing (required for the ") + "cost model; give " + list + ")");
-}
-
-int64_t opt_int(const Fields& f, std::initializer_list<const char*> keys, int64_t dflt, int64_t min = 0,
-                int64_t max = kMaxDim) {
-    for (const char* k : keys)
-        if (f.has(k)) return *f.get_int(k, min, max);
-    return dflt;
-}
-
-bool opt_bool(const Fields& f, const char* key, bool dflt) { return f.get_bool(key).value_or(dflt); }
-
-void check_divisible(const Fields& f, const char* key, int64_t hidden, int64_t heads) {
-    if (hidden % heads != 0)
-        f.fail(key, "hidden size " + std::to_string(hidden) + " is not divisible by " + std::to_string(heads) +
-                        " heads; give head_dim");
-}
-
-LayerSpec base_layer(int64_t hidden, int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t ffn) {
-    LayerSpec l;
-    l.hidden = hidden;
-    l.heads = heads;
-    l.kv_heads = kv_heads;
-    l.head_dim = head_dim;
-    l.ffn_intermediate = ffn;
-    return l;
-}
-
-void check_kv(const Fields& f, const char* key, int64_t heads, int64_t kv) {
-    if (kv > heads || heads % kv != 0)
-        f.fail(key, std::to_string(kv) + " key/value heads do not divide " + std::to_string(heads) + " attention heads");
-}
-
-// The layer indices listed in a config field (qwen2_moe / qwen3_moe mlp_only_layers).
-std::vector<int64_t> layer_list(const Fields& f, const char* key) {
-    std::vector<int64_t> out;
-    if (!f.has(key)) return out;
-    const Json& arr = *f.raw(key);
-    if (!arr.is_array()) f.fail(key, "expected a list of layer indices");
-    for (const auto& v : arr) {
-        if (!v.is_number_integer()) f.fail(key, "expected a list of layer indices");
-        out.push_back(v.get<int64_t>());
-    }
-    return out;
-}
 
 // Which layers attend within a sliding window. Gemma 3: `layer_types` when given, else every
 // sliding_window_pattern-th layer is global (Gemma3DecoderLayer: is_sliding = (i + 1) % pattern != 0).
@@ -572,39 +528,78 @@ void read_dropout(const Fields& f, const std::string& t, ModelSpec& m) {
 
 }  // namespace
 
+namespace hf {
+
+const std::vector<FamilyReader>& core_families() {
+    static const std::vector<FamilyReader> families = {
+        {"llama", [](const Fields& f) { return read_llama_like(f, "llama"); }},
+        {"mistral", [](const Fields& f) { return read_llama_like(f, "mistral"); }},
+        {"mixtral", [](const Fields& f) { return read_llama_like(f, "mixtral"); }},
+        {"qwen2", [](const Fields& f) { return read_llama_like(f, "qwen2"); }},
+        {"qwen2_moe", [](const Fields& f) { return read_llama_like(f, "qwen2_moe"); }},
+        {"qwen3", [](const Fields& f) { return read_llama_like(f, "qwen3"); }},
+        {"qwen3_moe", [](const Fields& f) { return read_llama_like(f, "qwen3_moe"); }},
+        {"gemma", [](const Fields& f) { return read_llama_like(f, "gemma"); }},
+        {"gemma2", [](const Fields& f) { return read_llama_like(f, "gemma2"); }},
+        {"gemma3", read_gemma3},
+        {"gemma3_text", [](const Fields& f) { return read_llama_like(f, "gemma3_text"); }},
+        {"deepseek_v3", read_deepseek_v3},
+        {"phi", read_phi},
+        {"phi3", [](const Fields& f) { return read_llama_like(f, "phi3"); }},
+        {"gpt2", read_gpt2},
+        {"gpt_neox", read_gpt_neox},
+        {"mpt", read_mpt},
+        {"falcon", read_falcon},
+        {"bloom", read_bloom},
+        {"stablelm", read_stablelm},
+        {"opt", read_opt},
+        {"t5", read_t5},
+        {"mt5", read_t5},   // mT5 is the T5 architecture
+    };
+    return families;
+}
+
+}  // namespace hf
+
+namespace {
+
+// Every reader file's families, looked up by model_type.
+const std::vector<hf::FamilyReader>& all_families() {
+    static const std::vector<hf::FamilyReader> all = [] {
+        std::vector<hf::FamilyReader> v;
+        for (const auto* group : {&hf::core_families()}) v.insert(v.end(), group->begin(), group->end());
+        return v;
+    }();
+    return all;
+}
+
+}  // namespace
+
 const std::vector<std::string>& supported_model_types() {
-    static const std::vector<std::string> types = {
-        "llama", "mistral", "mixtral", "qwen2",    "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3",
-        "gemma3_text", "deepseek_v3", "phi", "phi3", "gpt2", "gpt_neox", "mpt",  "falcon",    "bloom", "stablelm",
-        "opt",   "t5",      "mt5"};
+    static const std::vector<std::string> types = [] {
+        std::vector<std::string> v;
+        for (const auto& family : all_families()) v.emplace_back(family.model_type);
+        return v;
+    }();
     return types;
 }
 
 ModelSpec model_from_hf_config(const Fields& f, const std::string& name) {
     auto type = f.get_string("model_type");
     if (!type) f.fail("model_type", "missing: name the model family (one of llama, mistral, ..., t5)");
-    const auto& types = supported_model_types();
-    if (std::find(types.begin(), types.end(), *type) == types.end()) {
+    const auto& families = all_families();
+    const auto family = std::find_if(families.begin(), families.end(),
+                                     [&](const hf::FamilyReader& r) { return *type == r.model_type; });
+    if (family == families.end()) {
+        const auto& types = supported_model_types();
         std::string hint = did_you_mean(*type, types);
         std::string list;
         for (const auto& t : types) list += (list.empty() ? "" : ", ") + t;
         f.fail("model_type", "unsupported family '" + *type + "'" +
                                  (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; supported: " + list);
     }
-    ModelSpec m;
     const std::string& t = *type;
-    if (t == "phi") m = read_phi(f);
-    else if (t == "gpt2") m = read_gpt2(f);
-    else if (t == "gpt_neox") m = read_gpt_neox(f);
-    else if (t == "mpt") m = read_mpt(f);
-    else if (t == "falcon") m = read_falcon(f);
-    else if (t == "bloom") m = read_bloom(f);
-    else if (t == "stablelm") m = read_stablelm(f);
-    else if (t == "opt") m = read_opt(f);
-    else if (t == "t5" || t == "mt5") m = read_t5(f);   // mT5 is the T5 architecture
-    else if (t == "gemma3") m = read_gemma3(f);
-    else if (t == "deepseek_v3") m = read_deepseek_v3(f);
-    else m = read_llama_like(f, t);
+    ModelSpec m = family->read(f);
     read_dropout(t == "gemma3" ? f.child("text_config") : f, t, m);
     // Exact counts stay in int64 (shapes are bounded above); refuse models beyond any hardware anyway.
     double total = double(m.vocab) * double(m.hidden) * 2;
