@@ -114,7 +114,15 @@ const Json& Catalog::document(const std::string& path) const {
     return cache_.emplace(path, load_document(path)).first->second;   // std::map nodes stay put
 }
 
-std::vector<std::string> Catalog::names(const std::string& section) const {
+const std::vector<std::string>& Catalog::names(const std::string& section) const {
+    // An unknown name's suggestions and alias lookups list a section on every call; a folder walk is ~100 system calls.
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    auto it = names_cache_.find(section);
+    if (it != names_cache_.end()) return it->second;
+    return names_cache_.emplace(section, list_names(section)).first->second;   // std::map nodes stay put
+}
+
+std::vector<std::string> Catalog::list_names(const std::string& section) const {
     std::vector<std::string> out;
     fs::path dir = fs::path(data_dir_) / section_dir(section);
     std::error_code ec;
