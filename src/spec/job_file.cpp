@@ -18,6 +18,12 @@ namespace fs = std::filesystem;
 namespace ftb {
 namespace {
 
+// Module names, or `all-linear` (or nothing): every linear layer of the blocks.
+void set_lora_targets(LoraConfig& lora, const std::vector<std::string>& targets) {
+    lora.all_linear = targets.empty() || (targets.size() == 1 && targets[0] == "all-linear");
+    lora.targets = lora.all_linear ? std::vector<std::string>{} : targets;
+}
+
 template <typename E>
 E choose(const Fields& f, const std::string& key, const std::vector<std::pair<std::string, E>>& table,
          const std::string& dflt) {
@@ -119,15 +125,14 @@ void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
     tr.compile = t.get_bool("compile").value_or(false);
 
     tr.lora.dropout = fw.default_lora_dropout;
+    set_lora_targets(tr.lora, fw.default_lora_targets);
     if (t.has("lora")) {
         Fields l = t.child("lora");
         l.reject_unknown(job_keys("train.lora"));
         tr.lora.rank = l.get_int("rank", 1, 1 << 16).value_or(16);
         tr.lora.alpha = l.get_number("alpha", 0, 1e9).value_or(2.0 * double(tr.lora.rank));
         tr.lora.dropout = l.get_number("dropout", 0, 0.99).value_or(tr.lora.dropout);
-        auto targets = l.get_string_list("targets");
-        tr.lora.all_linear = targets.empty() || (targets.size() == 1 && targets[0] == "all-linear");
-        if (!tr.lora.all_linear) tr.lora.targets = targets;
+        if (l.has("targets")) set_lora_targets(tr.lora, l.get_string_list("targets"));
     }
     if (t.has("qlora")) {
         Fields q = t.child("qlora");
