@@ -16,11 +16,11 @@ const std::vector<std::pair<std::string, QuotedRange>>& quoted_ranges() {
     static const std::vector<std::pair<std::string, QuotedRange>> ranges = {
         {"cpu_step", {"validation/measured/cpu-vm/cases.csv", "cpu-", "", "step_seconds", -22, 29, 11, 22}},
         {"cpu_rss", {"validation/measured/cpu-vm/cases.csv", "cpu-", "", "device_used", -13, 6, 4, 22}},
-        {"qlora_step_bnb", {"validation/cases.csv", "lg-", "qlora", "iteration_seconds", -23, -13, 19, 8}},
+        {"qlora_step_bnb", {"validation/cases.csv", "lg-", "qlora", "iteration_seconds", -23, 0, 14, 8}},
         {"qlora_memory_bnb", {"validation/cases.csv", "lg-", "qlora", "allocated_peak", -7, -3, 5, 8}},
         {"qlora_tps_torchao", {"validation/cases.csv", "tune-", "qlora", "tokens_per_second", -20, -3, 9, 3}},
         {"qlora_memory_torchao", {"validation/cases.csv", "tune-", "qlora", "allocated_peak", 4, 23, 11, 3}},
-        {"qlora_step_gptq", {"validation/qwen/cases.csv", "qwen", "qlora", "step_seconds", -33, 1, 20, 12}},
+        {"qlora_step_gptq", {"validation/qwen/cases.csv", "qwen", "qlora", "step_seconds", -33, 1, 19, 12}},
         {"qlora_memory_gptq", {"validation/qwen/cases.csv", "qwen", "qlora", "device_used", -7, 7, 4, 12}},
     };
     return ranges;

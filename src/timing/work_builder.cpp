@@ -2,6 +2,7 @@
 #include "timing/work_builder.hpp"
 
 #include "memory/stage_params.hpp"
+#include "timing/eager_host.hpp"
 #include "timing/fp8_casts.hpp"
 #include "timing/fsdp2_copies.hpp"
 #include "timing/fsdp_gradient_traffic.hpp"
@@ -235,18 +236,30 @@ double forward_reruns_per_block(const Job& job) {
     return tr.recompute_layers > 0 ? std::min(1.0, double(tr.recompute_layers) / stage_blocks) : 1.0;
 }
 
-// The host's side of a stage's micro-batch of `blocks` blocks: issuing its kernels and the framework's per-block
-// and per-FSDP-unit Python, and the micro-batch as the stream sees it (kernels, or the host when it is slower).
-void add_host_issue(StageWork& s, const WorkContext& c, double blocks) {
-    const double per_kernel_s = host_seconds_per_kernel(c.job, c.scale);
-    const double per_block_s = c.job.framework.host_overhead_per_block_us * 1e-6 / c.scale[Resource::launch_overhead];
+// The host's side of a stage's micro-batch of `blocks` blocks: issuing its kernels (op by op from Python when the
+// blocks run eagerly: eager_host.hpp) and the framework's per-block and per-FSDP-unit Python, and the micro-batch
+// as the stream sees it (kernels, or the host when it is slower). `grad_tensors`: tensors given a gradient.
+void add_host_issue(StageWork& s, const WorkContext& c, double blocks, double grad_tensors) {
+    const double launch_scale = c.scale[Resource::launch_overhead];
+    const double per_block_s = c.job.framework.host_overhead_per_block_us * 1e-6 / launch_scale;
     // Each block is one FSDP unit (auto-wrap by block): half its hook work runs in the forward, half in backward.
     const double per_unit_s = c.job.spec.parallel.zero >= 3 && c.job.spec.parallel.dp > 1
-                                  ? c.job.framework.host_overhead_per_fsdp_unit_us * 1e-6 / c.scale[Resource::launch_overhead]
+                                  ? c.job.framework.host_overhead_per_fsdp_unit_us * 1e-6 / launch_scale
                                   : 0;
-    const double host_forward_s = s.forward.kernels * per_kernel_s + blocks * (per_block_s + per_unit_s / 2);
-    const double host_backward_s = (s.backward.kernels + s.recompute.kernels) * per_kernel_s +
-                                   blocks * (forward_reruns_per_block(c.job) * per_block_s + per_unit_s / 2);
+    PhaseHostSeconds issue;
+    if (issues_eagerly(c)) {
+        issue = eager_host_seconds(s.forward.kernels, s.backward.kernels, s.recompute.kernels, grad_tensors, launch_scale);
+        const double extra_s = c.job.framework.host_overhead_per_kernel_us * 1e-6 / launch_scale;
+        issue.forward_s += s.forward.kernels * extra_s;
+        issue.backward_s += (s.backward.kernels + s.recompute.kernels) * extra_s;
+    } else {
+        const double per_kernel_s = host_seconds_per_kernel(c.job, c.scale);
+        issue.forward_s = s.forward.kernels * per_kernel_s;
+        issue.backward_s = (s.backward.kernels + s.recompute.kernels) * per_kernel_s;
+    }
+    const double host_forward_s = issue.forward_s + blocks * (per_block_s + per_unit_s / 2);
+    const double host_backward_s =
+        issue.backward_s + blocks * (forward_reruns_per_block(c.job) * per_block_s + per_unit_s / 2);
     s.host_issue_s = host_forward_s + host_backward_s;
     // A CPU runs each op on the thread that dispatched it: the per-op host time adds to the op's own time, and so
     // does the wait of each GEMM call for the cores when the BLAS's thread pool and OpenMP's take turns (probed).
@@ -257,10 +270,31 @@ void add_host_issue(StageWork& s, const WorkContext& c, double blocks) {
     // On a GPU the stream runs no further ahead than the host has issued, phase by phase: the forward's kernels are
     // issued by Python, the backward's by autograd's engine once the forward has been issued. A host-bound forward
     // followed by a GPU-bound backward costs the host's forward plus the GPU's backward.
+    const double gpu_forward_s = s.forward.gpu_seconds();
     const double gpu_backward_s = s.backward.gpu_seconds() + s.recompute.gpu_seconds();
-    s.wall_s = c.job.system.cpu_only ? s.gpu_s + s.host_issue_s + s.pool_switch_s
-                                     : std::max(host_forward_s, s.forward.gpu_seconds()) +
-                                           std::max(host_backward_s, gpu_backward_s);
+    if (c.job.system.cpu_only) {
+        s.forward_wall_s = gpu_forward_s, s.backward_wall_s = gpu_backward_s;
+        s.wall_s = s.gpu_s + s.host_issue_s + s.pool_switch_s;
+        return;
+    }
+    s.forward_wall_s = std::max(host_forward_s, gpu_forward_s);
+    s.backward_wall_s = std::max(host_backward_s, gpu_backward_s);
+    s.wall_s = s.forward_wall_s + s.backward_wall_s;
+    // A host-bound phase stretches every block's share of the stream alike.
+    const double stretch_forward = gpu_forward_s > 0 ? s.forward_wall_s / gpu_forward_s : 1;
+    const double stretch_backward = gpu_backward_s > 0 ? s.backward_wall_s / gpu_backward_s : 1;
+    for (double& t : s.layer_forward_s) t *= stretch_forward;
+    for (double& t : s.layer_backward_s) t *= stretch_backward;
+}
+
+// Tensors outside the blocks that full fine-tuning gives a gradient: the embedding (first stage), the final norm
+// and an untied output head (last stage).
+double edge_grad_tensors(const WorkContext& c, int64_t stage) {
+    if (!c.set.full || c.set.first_trainable_layer != 0) return 0;
+    const ModelSpec& m = c.job.model;
+    double tensors = stage == 0 ? 1 : 0;
+    if (stage == c.job.spec.parallel.pp - 1) tensors += 1 + (m.tie_word_embeddings ? 0 : 1);
+    return tensors;
 }
 
 // One stage's blocks [first, last), plus head or embedding where the stage holds them.
@@ -271,6 +305,7 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
     LayerWork cached;
     const LayerSpec* prev = nullptr;
     bool prev_trains = false, prev_grad = false;
+    double grad_tensors = 0;
     const bool frozen_wgrads = fsdp_computes_frozen_weight_grads(c);
     for (int64_t li = first; li < last; ++li) {
         const LayerSpec& l = m.layers[size_t(li)];
@@ -284,6 +319,7 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
             if (fsdp2_unit_copies(c)) add_fsdp2_unit_copies(cached.forward, cached.backward, c, double(l.params()) / c.tp, trains);
         }
         prev = &l, prev_trains = trains, prev_grad = needs_grad;
+        if (needs_grad) grad_tensors += block_grad_tensors(l, c, c.set.full && li >= c.set.first_trainable_layer);
         s.forward += cached.forward, s.backward += cached.backward, s.recompute += cached.recompute;
         s.attention_forward_s += cached.forward.attention_s, s.attention_backward_s += cached.backward.attention_s;
         s.layer_forward_s.push_back(cached.forward.gpu_seconds());
@@ -291,6 +327,7 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
     }
     if (stage == pp - 1) add_head_and_loss(s.forward, s.backward, c, shape.tokens_per_gpu);
     if (stage == 0) add_embedding(s.forward, s.backward, c, shape.tokens_per_gpu);
+    grad_tensors += edge_grad_tensors(c, stage);
     // The root FSDP unit holds what no block holds: the embeddings and an untied head.
     if (fsdp1_unit_gradients(c, c.set.full && c.set.first_trainable_layer == 0)) {
         const double root = (stage == 0 ? double(m.embedding_params()) : 0) + (stage == pp - 1 ? double(m.lm_head_params()) : 0);
@@ -301,7 +338,7 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
         if (root > 0) add_fsdp2_unit_copies(s.forward, s.backward, c, root / c.tp, c.set.full && c.set.first_trainable_layer == 0);
     }
     s.gpu_s = s.forward.gpu_seconds() + s.backward.gpu_seconds() + s.recompute.gpu_seconds();
-    add_host_issue(s, c, double(last - first));
+    add_host_issue(s, c, double(last - first), grad_tensors);
     return s;
 }
 
