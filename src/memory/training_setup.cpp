@@ -44,7 +44,11 @@ uint32_t lora_target_bits(const std::string& name) {
     for (const auto& [n, bits] : table) {
         if (leaf != n) continue;
         if (!shared_only) return bits;
-        return (bits & kGate ? kSharedGate : 0) | (bits & kUp ? kSharedUp : 0) | (bits & kDown ? kSharedDown : 0);
+        uint32_t shared = 0;
+        if (bits & kGate) shared |= kSharedGate;
+        if (bits & kUp) shared |= kSharedUp;
+        if (bits & kDown) shared |= kSharedDown;
+        return shared;
     }
     return 0;
 }
