@@ -189,4 +189,17 @@ TEST(MoeFamilies, AfmoeGatesAttentionAndPlacesGlobalLayers) {
     EXPECT_EQ(ftb::lora_params_in_layer(m.layer(0), ftb::kGate, 2), 640);
 }
 
+// axolotl's FSDP2 example (fsdp_version: 2, fsdp_config.offload_params, dp_shard_size: 16): fully_shard = ZeRO-3 with
+// parameters on the CPU, over 16 GPUs (2 nodes of 8).
+TEST(MoeFamilies, AxolotlFsdp2ShardsAndCountsItsDevices) {
+    const std::string file = std::string(FTBOUND_SOURCE_DIR) +
+                             "/tests/data/import/corpus/axolotl/gpt-oss__gpt-oss-120b-fft-fsdp2-offload.yaml";
+    const spec_test::CliResult r = spec_test::run_ftbound({"plan", "--from", file, "--json"});
+    ASSERT_EQ(r.exit_code, 0) << spec_test::describe(r);
+    EXPECT_NE(r.err.find("fsdp_version: 2 (fully_shard) -> parallel.zero: 3"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("fsdp_config.offload_params: true -> offload.params: cpu"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("dp_shard_size: 16 -> hardware.nodes: 2"), std::string::npos) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["gpus"], 16);
+}
+
 }  // namespace
