@@ -46,7 +46,15 @@ struct LayerSpec {
     int64_t kv_lora_rank = 0;
     int64_t qk_rope_head_dim = 0;
     int64_t v_head_dim = 0;
-    int64_t sliding_window = 0;        // 0 = full attention
+    int64_t sliding_window = 0;        // 0 = full attention (llama4: the chunk of its chunked-attention layers)
+    // A learned per-head logit each query also attends to (gpt_oss: GptOssAttention.sinks, one value per head).
+    bool attention_sinks = false;
+    // The experts' SwiGLU clamps gate and up and adds 1 to up before the product (gpt_oss: GptOssExperts._apply_gate,
+    // torchtitan gpt_oss/model/moe.py swiglu): more intermediates saved for backward than silu(gate) * up.
+    bool clamped_swiglu = false;
+    // A sigmoid gate on the attention output from its own projection, hidden -> heads * head_dim without bias
+    // (afmoe: AfmoeAttention.gate_proj, output * sigmoid(gate_proj(x)) before o_proj).
+    bool attention_output_gate = false;
 
     int64_t q_dim() const { return heads * head_dim; }
     int64_t kv_dim() const { return kv_heads * head_dim; }

@@ -95,11 +95,23 @@ std::pair<double, double> projection_inputs(const LayerSpec& l, const Job& job, 
         rep += act * adapted * attn_mult;
     }
     double tp = group_inputs(q, keeps_inputs ? 1 : 0, (lora & kO) ? 1 : 0, act) * attn_mult;
+    // afmoe's output gate: output * sigmoid(gate_proj(x)) keeps sigmoid's output and the attention output (the
+    // product's two factors; flash keeps its output anyway) and o_proj reads the product, counted above; the gate's
+    // own projection reads the normed input the q/k/v projections keep.
+    if (l.attention_output_gate) tp += act * q;
     const int up_linears = l.ffn_kind == FfnKind::gated ? 2 : 1;
     const int up_adapters = !!(lora & kUp) + (l.ffn_kind == FfnKind::gated ? !!(lora & kGate) : 0);
     const double experts_per_token = l.experts > 0 ? double(l.experts_per_token) : 1.0;
     rep += group_inputs(h, keeps_inputs ? up_linears : 0, up_adapters, s.bytes.norm_out) * experts_per_token;
     tp += group_inputs(i, keeps_inputs ? 1 : 0, (lora & kDown) ? 1 : 0, act) * experts_per_token;
+    if (l.shared_expert_intermediate > 0) {
+        // The shared expert (Qwen2MoeSparseMoeBlock.shared_expert, DeepseekV3MoE.shared_experts, Llama4TextMoe
+        // .shared_expert) reads every token: its gate and up keep the normed input, its down the product.
+        const int shared_up = !!(lora & shared_up_bits()) + !!(lora & shared_gate_bits());
+        rep += group_inputs(h, keeps_inputs ? 2 : 0, shared_up, s.bytes.norm_out);
+        tp += group_inputs(double(l.shared_expert_intermediate), keeps_inputs ? 1 : 0, (lora & shared_down_bits()) ? 1 : 0,
+                           act);
+    }
     return {rep, tp};
 }
 
@@ -135,7 +147,9 @@ double attention_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, c
 double ffn_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, const TrainingSetup& s) {
     const double h = double(l.hidden), i = double(l.ffn_intermediate), act = s.bytes.act;
     const bool gate_recomputed = job.spec.train.compile || job.framework.fused_swiglu;
-    const double gated_kept = gate_recomputed ? 2 : 3;
+    // Clamped SwiGLU (LayerSpec::clamped_swiglu) keeps the gate_up output (2 i: both clamps read it), the clamped
+    // gate, sigmoid's output, up + 1 and the gated product's other factor: 6 i; compiled, only gate_up's 2 i.
+    const double gated_kept = gate_recomputed ? 2 : (l.clamped_swiglu ? 6 : 3);
     double ffn = l.ffn_kind == FfnKind::gated ? gated_kept * act * i : act * i;
     if (m.ffn_dropout > 0) ffn += 1 * i;
     const double experts_per_token = l.experts > 0 ? double(l.experts_per_token) : 1.0;

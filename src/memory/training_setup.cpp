@@ -34,8 +34,22 @@ uint32_t lora_target_bits(const std::string& name) {
         {"down_proj", kDown}, {"w2", kDown}, {"wo", kDown}, {"fc2", kDown}, {"dense_4h_to_h", kDown},
         {"c_proj", kO | kDown},   // gpt2 names both the attention output and the MLP output c_proj
     };
-    for (const auto& [n, bits] : table)
-        if (name == n) return bits;
+    // PEFT matches a target with a dot against the end of a module's name (peft/tuners/tuners_utils.py
+    // check_target_module_exists: key == target or key.endswith("." + target)): self_attn.q_proj is every q_proj;
+    // a path through the shared expert (Llama4TextMoe.shared_expert, DeepseekV3MoE.shared_experts) adapts its
+    // linears alone.
+    const auto dot = name.rfind('.');
+    const std::string leaf = dot == std::string::npos ? name : name.substr(dot + 1);
+    const bool shared_only = dot != std::string::npos && name.find("shared_expert") != std::string::npos;
+    for (const auto& [n, bits] : table) {
+        if (leaf != n) continue;
+        if (!shared_only) return bits;
+        uint32_t shared = 0;
+        if (bits & kGate) shared |= kSharedGate;
+        if (bits & kUp) shared |= kSharedUp;
+        if (bits & kDown) shared |= kSharedDown;
+        return shared;
+    }
     return 0;
 }
 
@@ -46,6 +60,8 @@ int64_t lora_params_in_layer(const LayerSpec& l, uint32_t mask, int64_t r) {
     if (mask & kK) p += attn_mult * r * (l.hidden + l.kv_dim());
     if (mask & kV) p += attn_mult * r * (l.hidden + l.kv_dim());
     if (mask & kO) p += attn_mult * r * (l.q_dim() + l.hidden);
+    // afmoe's attention output gate is a gate_proj too (AfmoeAttention.gate_proj): a gate_proj target adapts it.
+    if ((mask & kGate) && l.attention_output_gate) p += r * (l.hidden + l.q_dim());
     const int64_t n = l.experts > 0 ? l.experts : 1;
     const int64_t i = l.ffn_intermediate;
     if ((mask & kGate) && l.ffn_kind == FfnKind::gated) p += n * r * (l.hidden + i);
@@ -53,9 +69,9 @@ int64_t lora_params_in_layer(const LayerSpec& l, uint32_t mask, int64_t r) {
     if (mask & kDown) p += n * r * (i + l.hidden);
     if (l.shared_expert_intermediate > 0) {
         const int64_t s = l.shared_expert_intermediate;
-        if (mask & kGate) p += r * (l.hidden + s);
-        if (mask & kUp) p += r * (l.hidden + s);
-        if (mask & kDown) p += r * (s + l.hidden);
+        if (mask & shared_gate_bits()) p += r * (l.hidden + s);
+        if (mask & shared_up_bits()) p += r * (l.hidden + s);
+        if (mask & shared_down_bits()) p += r * (s + l.hidden);
     }
     return p;
 }

@@ -22,14 +22,16 @@ int64_t mla_attention_params(const LayerSpec& l) {
 }  // namespace
 
 int64_t LayerSpec::attention_params() const {
-    if (kv_lora_rank > 0) return mla_attention_params(*this) + qk_norm_params;
+    // Beside q, k, v and o: the per-head sink logits and the output gate's projection.
+    const int64_t extra = (attention_sinks ? heads : 0) + (attention_output_gate ? hidden * q_dim() : 0);
+    if (kv_lora_rank > 0) return mla_attention_params(*this) + qk_norm_params + extra;
     auto one = [&] {
         int64_t p = hidden * q_dim() + 2 * hidden * kv_dim() + q_dim() * hidden;
         if (qkv_bias) p += q_dim() + 2 * kv_dim();
         if (o_bias) p += hidden;
         return p;
     };
-    return one() * (cross_attention ? 2 : 1) + qk_norm_params;
+    return one() * (cross_attention ? 2 : 1) + qk_norm_params + extra;
 }
 
 int64_t LayerSpec::ffn_params() const {

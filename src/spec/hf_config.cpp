@@ -164,57 +164,6 @@ ModelSpec read_gemma3(const Fields& f) {
     return m;
 }
 
-// deepseek_v3 (DeepseekV3ForCausalLM, transformers modeling_deepseek_v3.py): multi-head latent attention in every
-// layer; the first first_k_dense_replace layers have a dense MLP of intermediate_size, the others (every
-// moe_layer_freq-th) n_routed_experts experts of moe_intermediate_size, a router with a per-expert correction bias
-// and n_shared_experts shared experts in one MLP. The multi-token-prediction layer (num_nextn_predict_layers) is not
-// part of the model transformers builds and is not counted.
-ModelSpec read_deepseek_v3(const Fields& f) {
-    ModelSpec m;
-    m.hidden = need_int(f, {"hidden_size"});
-    m.vocab = need_int(f, {"vocab_size"});
-    const int64_t layers = need_int(f, {"num_hidden_layers"}, 1, kMaxLayers);
-    const int64_t heads = need_int(f, {"num_attention_heads"});
-    m.max_positions = opt_int(f, {"max_position_embeddings"}, 4096);
-    m.norm = NormKind::rmsnorm;
-    m.position = PositionKind::rotary;
-    m.final_norm_params = m.hidden;
-    m.tie_word_embeddings = opt_bool(f, "tie_word_embeddings", false);
-    m.activation = f.get_string("hidden_act").value_or("silu");
-    const int64_t nope = opt_int(f, {"qk_nope_head_dim"}, 128, 1);
-    const int64_t rope = opt_int(f, {"qk_rope_head_dim"}, 64, 1);
-    LayerSpec l = base_layer(m.hidden, heads, heads, nope + rope, need_int(f, {"intermediate_size"}));
-    l.ffn_kind = FfnKind::gated;
-    l.q_lora_rank = f.has("q_lora_rank") && !f.raw("q_lora_rank")->is_null() ? opt_int(f, {"q_lora_rank"}, 0) : 0;
-    l.kv_lora_rank = need_int(f, {"kv_lora_rank"});
-    l.qk_rope_head_dim = rope;
-    l.v_head_dim = opt_int(f, {"v_head_dim"}, 128, 1);
-    l.qkv_bias = l.o_bias = opt_bool(f, "attention_bias", false);
-    // Exact counts stay in int64: refuse shapes whose products leave it before multiplying them.
-    const double q_in = double(l.q_lora_rank > 0 ? l.q_lora_rank : m.hidden);
-    if (double(heads) * double(nope + rope) * q_in > 1e15 ||
-        double(l.kv_lora_rank) * double(heads) * double(nope + l.v_head_dim) > 1e15 ||
-        double(heads) * double(l.v_head_dim) * double(m.hidden) > 1e15)
-        f.fail("kv_lora_rank", "the attention shapes describe more than 10^15 parameters");
-    const int64_t first_dense = opt_int(f, {"first_k_dense_replace"}, 3);
-    const int64_t freq = opt_int(f, {"moe_layer_freq"}, 1, 1);
-    const int64_t routed = opt_int(f, {"n_routed_experts"}, 256);
-    if (double(routed) * 3 * double(m.hidden) * double(opt_int(f, {"moe_intermediate_size"}, 2048, 1)) > 1e15)
-        f.fail("n_routed_experts", "the experts describe more than 10^15 parameters");
-    for (int64_t i = 0; i < layers; ++i) {
-        LayerSpec li = l;
-        if (routed > 0 && i >= first_dense && i % freq == 0) {
-            li.experts = routed;
-            li.experts_per_token = opt_int(f, {"num_experts_per_tok"}, 8, 1);
-            li.ffn_intermediate = opt_int(f, {"moe_intermediate_size"}, 2048, 1);
-            li.shared_expert_intermediate = li.ffn_intermediate * opt_int(f, {"n_shared_experts"}, 1);
-            li.router_bias = true;   // gate.e_score_correction_bias
-        }
-        m.layers.push_back(li);
-    }
-    return m;
-}
-
 ModelSpec read_phi(const Fields& f) {
     ModelSpec m;
     m.hidden = need_int(f, {"hidden_size"});
@@ -543,7 +492,6 @@ const std::vector<FamilyReader>& core_families() {
         {"gemma2", [](const Fields& f) { return read_llama_like(f, "gemma2"); }},
         {"gemma3", read_gemma3},
         {"gemma3_text", [](const Fields& f) { return read_llama_like(f, "gemma3_text"); }},
-        {"deepseek_v3", read_deepseek_v3},
         {"phi", read_phi},
         {"phi3", [](const Fields& f) { return read_llama_like(f, "phi3"); }},
         {"gpt2", read_gpt2},
@@ -567,7 +515,7 @@ namespace {
 const std::vector<hf::FamilyReader>& all_families() {
     static const std::vector<hf::FamilyReader> all = [] {
         std::vector<hf::FamilyReader> v;
-        for (const auto* group : {&hf::core_families()}) v.insert(v.end(), group->begin(), group->end());
+        for (const auto* group : {&hf::core_families(), &hf::moe_families()}) v.insert(v.end(), group->begin(), group->end());
         return v;
     }();
     return all;

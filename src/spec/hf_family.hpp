@@ -75,7 +75,11 @@ struct FamilyReader {
     ModelSpec (*read)(const Fields&);
 };
 
+// The entries of `layer_types` (one per layer), or none when the config leaves it out.
+std::vector<std::string> layer_types(const Fields& f, int64_t layers);
+
 // The families of each reader file, in the order the contract lists them.
 const std::vector<FamilyReader>& core_families();   // hf_config.cpp
+const std::vector<FamilyReader>& moe_families();    // hf_config_moe.cpp
 
 }  // namespace ftb::hf

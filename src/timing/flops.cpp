@@ -26,6 +26,8 @@ BlockWeights block_weights(const LayerSpec& l, const TrainingSetup& set, double 
         if (set.fused_qkv) linear(h, q + 2 * kv, 1, kQ | kK | kV);
         else linear(h, q, 1, kQ), linear(h, kv, 1, kK), linear(h, kv, 1, kV);
         linear(q, h, 1, kO);
+        // afmoe's self_attn.gate_proj: a gate_proj target adapts it too (PEFT matches the module name's end)
+        if (l.attention_output_gate) linear(h, q, 1, kGate);
     }
     const double active = l.experts > 0 ? double(l.experts_per_token) : 1.0;
     if (l.ffn_kind == FfnKind::gated) linear(h, i, active, kGate);
@@ -33,8 +35,9 @@ BlockWeights block_weights(const LayerSpec& l, const TrainingSetup& set, double 
     linear(i, h, active, kDown);
     if (l.shared_expert_intermediate > 0) {
         const double s = double(l.shared_expert_intermediate);
-        linear(h, s, 2, kGate | kUp);
-        linear(s, h, 1, kDown);
+        linear(h, s, 1, shared_gate_bits());
+        linear(h, s, 1, shared_up_bits());
+        linear(s, h, 1, shared_down_bits());
     }
     if (l.experts > 0) w.router = h * double(l.experts), w.base += w.router;
     return w;
@@ -75,7 +78,8 @@ double six_n_flops_per_token(const ModelSpec& m, double seq) {
     double matmul_params = double(m.lm_head_params() > 0 ? m.lm_head_params() : m.vocab * m.hidden);
     double attention = 0;
     for (const auto& l : m.layers) {
-        matmul_params += double(l.attention_params() - l.qk_norm_params) + double(l.ffn_params_active());
+        matmul_params += double(l.attention_params() - l.qk_norm_params - (l.attention_sinks ? l.heads : 0)) +
+                         double(l.ffn_params_active());
         const double keys = l.sliding_window > 0 ? std::min(seq, double(l.sliding_window)) : seq;
         attention += 12.0 * double(l.q_dim()) * keys * (l.cross_attention ? 2 : 1);
     }

@@ -94,6 +94,7 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
             linear(h, kv / tp, 1, kV, normed, l.qkv_bias);
         }
         linear(q / tp, h, 1, kO, act, l.o_bias);
+        if (l.attention_output_gate) linear(h, q / tp, 1, kGate, normed);   // afmoe self_attn.gate_proj
     }
     double expert_tokens = tokens, experts_here = 1;
     if (l.experts > 0) {
@@ -110,14 +111,21 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
     if (l.ffn_kind == FfnKind::gated) expert_linear(h, i / tp, kGate);
     expert_linear(h, i / tp, kUp);
     expert_linear(i / tp, h, kDown);
-    if (l.mlp_bias && l.experts == 0 && trains) {   // a dense FFN's biases (experts' biases are not modelled)
-        add_bias_grad(w, c, expert_tokens, i / tp, l.ffn_kind == FfnKind::gated ? 2 : 1);
-        add_bias_grad(w, c, expert_tokens, h, 1);
+    if (l.mlp_bias && trains) {   // the FFN's biases; each local expert's over the tokens routed to it (gpt_oss)
+        add_bias_grad(w, c, expert_tokens, i / tp, (l.ffn_kind == FfnKind::gated ? 2 : 1) * experts_here);
+        add_bias_grad(w, c, expert_tokens, h, experts_here);
     }
     if (l.shared_expert_intermediate > 0) {
         const double s = double(l.shared_expert_intermediate);
-        linear(h, s / tp, 2, kGate | kUp, normed);
-        linear(s / tp, h, 1, kDown, act);
+        // gate and up as one pair of GEMMs when both or neither carry an adapter (a target of shared_expert.up_proj
+        // alone adapts one of them).
+        if (!(lora & shared_gate_bits()) == !(lora & shared_up_bits())) {
+            linear(h, s / tp, 2, shared_gate_bits() | shared_up_bits(), normed);
+        } else {
+            linear(h, s / tp, 1, shared_gate_bits(), normed);
+            linear(h, s / tp, 1, shared_up_bits(), normed);
+        }
+        linear(s / tp, h, 1, shared_down_bits(), act);
     }
 }
 

@@ -81,6 +81,12 @@ const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
     {"bigscience/mt0-xxl", {12.5e9, 13.5e9}},       // card / mT5 paper: "13B"
     {"facebook/opt-1.3b", {1.25e9, 1.35e9}},        // OPT paper Table 1: 1.3B
     {"google-t5/t5-small", {55e6, 65e6}},           // T5 card: "60 million"
+    {"deepseek-ai/DeepSeek-V2-Lite", {15.65e9, 15.75e9}},        // model card: 15.7B total
+    {"openai/gpt-oss-120b", {116.825e9, 116.835e9}},             // gpt-oss model card: 116.83B total
+    {"zai-org/GLM-4.5-Air", {106e9 * 0.99, 106e9 * 1.01}},       // GLM-4.5 README: 106B total (truncated: 1%)
+    {"zai-org/GLM-4.7-Flash", {29.5e9, 30.5e9}},                 // "30B-A3B"
+    {"MiniMaxAI/MiniMax-M2", {230e9 * 0.99, 230e9 * 1.01}},      // model card: 230B total (rounded twice: 1%)
+    {"meta-llama/Llama-4-Maverick-17B-128E", {400e9 * 0.99, 400e9 * 1.01}},   // model card: 400B total
 };
 
 TEST(ModelParams, EveryCatalogModelMatchesSourcesTable) {
@@ -362,6 +368,74 @@ std::vector<Tiny> tiny_models() {
          " num_hidden_layers: 2, num_attention_heads: 4, kv_lora_rank: 16, q_lora_rank: null,"
          " qk_nope_head_dim: 8, qk_rope_head_dim: 4, v_head_dim: 8, vocab_size: 1000, tie_word_embeddings: false}",
          183396, {32144, 23188}},
+        // deepseek_v2 (DeepseekV2Moe): the direct-q layout above, but the router is nn.Linear(64, 4, bias=False) with no
+        // correction bias: the MoE layer is 4 smaller -> 183,392.
+        {"deepseek_v2",
+         "{model_type: deepseek_v2, hidden_size: 64, intermediate_size: 128, moe_intermediate_size: 16,"
+         " n_routed_experts: 4, num_experts_per_tok: 2, n_shared_experts: 1, first_k_dense_replace: 1,"
+         " num_hidden_layers: 2, num_attention_heads: 4, kv_lora_rank: 16, q_lora_rank: null,"
+         " qk_nope_head_dim: 8, qk_rope_head_dim: 4, v_head_dim: 8, vocab_size: 1000, tie_word_embeddings: false}",
+         183392, {32144, 23184}},
+        // glm4_moe_lite (GLM-4.7-Flash): DeepSeek-V3's layout, so the deepseek_v3 counts above: 184,484.
+        {"glm4_moe_lite",
+         "{model_type: glm4_moe_lite, hidden_size: 64, intermediate_size: 128, moe_intermediate_size: 16,"
+         " n_routed_experts: 4, num_experts_per_tok: 2, n_shared_experts: 1, first_k_dense_replace: 1,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 4, kv_lora_rank: 16, q_lora_rank: 32,"
+         " qk_nope_head_dim: 8, qk_rope_head_dim: 4, v_head_dim: 8, vocab_size: 1000, tie_word_embeddings: false}",
+         184484, {32688, 23732}},
+        // glm4_moe (Glm4MoeAttention): q 64*64 + k, v 2*64*32 + o 64*64 = 12,288, q/k/v biases 64+32+32 = 128 (o_proj
+        // has none), q_norm/k_norm RMSNorm(16) 32 -> 12,448; norms 128. Layer 0 dense 3*64*128 = 24,576 -> 37,152.
+        // Layer 1: 4 experts 4*3*64*16 = 12,288, router 64*4 + e_score_correction_bias 4 = 260, one shared expert
+        // 3*64*16 = 3,072 -> 28,196. + 64,000 + 64,000 + 64 = 193,412.
+        {"glm4_moe",
+         "{model_type: glm4_moe, hidden_size: 64, intermediate_size: 128, moe_intermediate_size: 16,"
+         " n_routed_experts: 4, num_experts_per_tok: 2, n_shared_experts: 1, first_k_dense_replace: 1,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, attention_bias: true,"
+         " use_qk_norm: true, vocab_size: 1000, tie_word_embeddings: false}",
+         193412, {37152, 28196}},
+        // minimax_m2 (MiniMaxM2Attention): q/k/v/o 12,288 without biases, q_norm RMSNorm(4*16) 64 + k_norm RMSNorm(2*16)
+        // 32 -> 12,384; 4 experts 4*3*64*16 = 12,288 + router 256 + e_score_correction_bias 4 = 12,548; norms 128 ->
+        // 25,060 per block. 2*25,060 + 128,064 = 178,184.
+        {"minimax_m2",
+         "{model_type: minimax_m2, hidden_size: 64, intermediate_size: 16, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 16, num_local_experts: 4, num_experts_per_tok: 2, vocab_size: 1000}",
+         178184, {25060, 25060}},
+        // gpt_oss (GptOssAttention, GptOssExperts): q/k/v/o 12,288 + biases 64+32+32+64 = 192 + sinks 4 -> 12,484;
+        // 4 experts of gate_up 64*32 + bias 32 and down 16*64 + bias 64: 4*(3,072 + 96) = 12,672, router 64*4 + bias 4
+        // = 260 -> 12,932; norms 128 -> 25,544 per block. 2*25,544 + 128,064 = 179,152.
+        {"gpt_oss",
+         "{model_type: gpt_oss, hidden_size: 64, intermediate_size: 16, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 16, num_local_experts: 4, num_experts_per_tok: 2, vocab_size: 1000,"
+         " sliding_window: 8}",
+         179152, {25544, 25544}},
+        // llama4_text (Llama4TextDecoderLayer), interleave_moe_layer_step 2: attention 12,288, norms 128. Layer 0 dense
+        // (intermediate_size_mlp 128) 3*64*128 = 24,576 -> 36,992. Layer 1: 4 experts 4*3*64*16 = 12,288 + router 256 +
+        // shared expert 3*64*16 = 3,072 -> 28,032. + 128,064 = 193,088.
+        {"llama4_text",
+         "{model_type: llama4_text, hidden_size: 64, intermediate_size: 16, intermediate_size_mlp: 128,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, num_local_experts: 4,"
+         " num_experts_per_tok: 1, interleave_moe_layer_step: 2, vocab_size: 1000, attention_chunk_size: 8}",
+         193088, {36992, 28032}},
+        // afmoe (AfmoeAttention, AfmoeMoE): q/k/v/o 12,288 + gate_proj 64*64 = 4,096 + q_norm/k_norm 32 -> 16,416;
+        // four RMSNorms 256. Layer 0 dense 3*64*128 = 24,576 -> 41,248. Layer 1: 4 experts 12,288, router 256 +
+        // expert_bias 4, one shared expert 3,072 -> 15,620 -> 32,292. + 128,064 = 201,604.
+        {"afmoe",
+         "{model_type: afmoe, hidden_size: 64, intermediate_size: 128, moe_intermediate_size: 16, num_experts: 4,"
+         " num_experts_per_tok: 2, num_shared_experts: 1, num_dense_layers: 1, num_hidden_layers: 2,"
+         " num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, vocab_size: 1000, sliding_window: 8}",
+         201604, {41248, 32292}},
+        // llama4 (Llama4ForConditionalGeneration): the llama4_text above + Llama4VisionModel: patch linear 3*14*14*32 =
+        // 18,816, class_embedding 32, positions (2*2+1)*32 = 160, layernorm_pre/post 128, one layer 4*(32*32+32) +
+        // (32*64+64) + (64*32+32) + 2 LayerNorms 128 = 8,544, vision_adapter fc1 64*16 + fc2 16*16 = 1,280; projector
+        // 16*64 = 1,024 -> 29,984. 193,088 + 29,984 = 223,072.
+        {"llama4",
+         "{model_type: llama4, text_config: {model_type: llama4_text, hidden_size: 64, intermediate_size: 16,"
+         " intermediate_size_mlp: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2,"
+         " head_dim: 16, num_local_experts: 4, num_experts_per_tok: 1, interleave_moe_layer_step: 2,"
+         " vocab_size: 1000}, vision_config: {hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1,"
+         " num_attention_heads: 2, image_size: 28, patch_size: 14, projector_input_dim: 16, projector_output_dim: 16,"
+         " vision_output_dim: 16}}",
+         223072, {36992, 28032}},
     };
 }
 
