@@ -102,17 +102,18 @@ void read_torchtitan(Mapper& m, const ImportOptions& o) {
         m.set("model", shapes, "model.name + model.flavor: " + show_value(*name) + " " + show_value(*flavor) +
                                    " (its shapes from torchtitan/" + (experiment ? "experiments/" : "models/") +
                                    show_value(*name) + "/__init__.py)");
-    // The vlm data loader caps the images a batch carries (experiments/vlm/job_config.py Data): the encoder's work,
-    // which the plan does not cost (its accuracy note says so).
-    if (experiment)
-        for (const char* cap : {"data.max_images_per_batch", "data.max_patches_per_image"})
-            if (const Json* v = m.take(cap))
-                m.note(std::string(cap) + ": " + show_value(*v) + " bounds the vision encoder's work per batch; its "
-                       "compute is not in the planned step");
     else if (id.empty())
         m.fail("model.flavor", "torchtitan model " + show_value(*name) + " " + show_value(*flavor) +
                                    " has no HF checkpoint ftbound knows; give --set model=NAME or a config.json");
     else set_model(m, id, "model.name + model.flavor");
+    // The vlm data loader caps the images a batch carries (experiments/vlm/job_config.py Data): the encoder's work,
+    // which the plan does not cost (its accuracy note says so).
+    if (experiment) {
+        for (const char* cap : {"data.max_images_per_batch", "data.max_patches_per_image"})
+            if (const Json* v = m.take(cap))
+                m.note(std::string(cap) + ": " + show_value(*v) + " bounds the vision encoder's work per batch; its "
+                       "compute is not in the planned step");
+    }
     m.set("train.method", "full", "torchtitan trains every weight");
     if (const Json* conv = m.take("model.converters"); conv && conv->dump().find("float8") != std::string::npos)
         m.set("train.precision", "fp8", "model.converters: float8");
