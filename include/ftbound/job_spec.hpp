@@ -31,6 +31,11 @@ enum class ContextParallelExchange { ring, all_gather, pass_kv };
 // checkpoints: (activations only) the recompute checkpoints, i.e. block inputs, go to host memory.
 enum class OffloadTarget { none, cpu, nvme, checkpoints };
 
+// What trains of a multimodal checkpoint's encoder (ModelSpec::encoder) when the text model's weights train (method
+// full): all of it (transformers' default: every parameter requires grad), only the projector into the text model
+// (LLaMA-Factory freeze_vision_tower), or nothing (also freeze_multi_modal_projector). LoRA and freeze keep it frozen.
+enum class EncoderTraining { trained, projector, frozen };
+
 struct LoraConfig {
     int64_t rank = 16;
     double alpha = 32;
@@ -58,6 +63,7 @@ struct TrainSpec {
     LoraConfig lora;
     QloraConfig qlora;
     int64_t freeze_trainable_layers = 2;
+    EncoderTraining encoder = EncoderTraining::trained;
     Precision precision = Precision::bf16;
     WeightsMode weights = WeightsMode::mixed;
     Optimizer optimizer = Optimizer::adamw;
@@ -157,6 +163,7 @@ struct JobSpec {
 };
 
 const char* to_string(Method);
+const char* to_string(EncoderTraining);
 const char* to_string(Precision);
 const char* to_string(Optimizer);
 const char* to_string(OptimizerImpl);

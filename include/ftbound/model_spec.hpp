@@ -65,6 +65,20 @@ struct LayerSpec {
     int64_t params() const { return attention_params() + ffn_params() + norm_params() + relative_attention_params; }
 };
 
+// A multimodal checkpoint's non-text encoder (vision tower or audio encoder) and the projector that maps its outputs
+// into the text model's embedding space. The text model's blocks are ModelSpec::layers; the encoder is counted beside
+// them: its weights are held (and, trained, its gradients and optimizer state), while its compute and activations per
+// image depend on how many images or audio frames a sequence carries, which no job field states.
+struct EncoderSpec {
+    std::string modality;              // "vision" or "audio"; empty: a text-only checkpoint
+    std::string kind;                  // the encoder's architecture, as its config names it (siglip, clip, pixtral, ...)
+    int64_t params = 0;                // the encoder, exact, without the projector
+    int64_t projector_params = 0;      // the projector (and merger) into the text model, exact
+    int64_t layers = 0;                // its blocks
+    int64_t hidden = 0;                // its width
+    bool present() const { return !modality.empty(); }
+};
+
 struct ModelSpec {
     std::string name;                  // catalog id or the config's path
     std::string architecture;          // config.json model_type
@@ -79,7 +93,8 @@ struct ModelSpec {
     int64_t final_norm_params = 0;     // per stack (decoder-only: one; T5: encoder + decoder)
     int final_norms = 1;
     int64_t extra_params = 0;          // family-specific leftovers (OPT project_in/out), named in the reader
-    int64_t vision_params = 0;         // multimodal checkpoints: vision encoder + projector into the text model
+    int64_t vision_params = 0;         // multimodal checkpoints: encoder.params + encoder.projector_params
+    EncoderSpec encoder;               // multimodal checkpoints: the vision or audio encoder and its projector
     NormKind norm = NormKind::rmsnorm;
     std::string activation;            // silu, gelu, gelu_tanh, relu
     // Dropout the config keeps on during training: each active dropout saves a 1-byte mask per element.

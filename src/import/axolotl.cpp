@@ -4,10 +4,44 @@
 // gradient_accumulation_steps, num_epochs, optimizer, bf16 (true | auto) / fp16, gradient_checkpointing,
 // flash_attention / sdp_attention / xformers_attention, deepspeed, fsdp.
 #include <algorithm>
+#include <cctype>
 
 #include "import/trainer_fields.hpp"
 
 namespace ftb::import {
+namespace {
+
+// lora_target_modules given as one string: peft matches it as a regular expression against every module's full name
+// (peft/tuners/tuners_utils.py check_target_module_exists: re.fullmatch when target_modules is a str). The leaf names
+// it can match are read from each "(a|b|c)_proj" alternation or plain "name_proj" word. axolotl's vision-language
+// examples restrict it to model.language_model's layers, which is where ftbound's adapters go; a pattern reaching the
+// vision tower is refused.
+OJson targets_from_pattern(Mapper& m, const std::string& pattern) {
+    if (pattern.find("vision") != std::string::npos || pattern.find("visual") != std::string::npos)
+        m.fail("lora_target_modules", "the pattern reaches the vision tower: ftbound plans adapters on the text "
+                                      "model's blocks only");
+    OJson names = OJson::array();
+    for (size_t at = pattern.find("_proj"); at != std::string::npos; at = pattern.find("_proj", at + 5)) {
+        if (at > 0 && pattern[at - 1] == ')') {
+            const size_t open = pattern.rfind('(', at - 1);
+            if (open == std::string::npos) continue;
+            std::string group = pattern.substr(open + 1, at - 2 - open) + "|";
+            for (size_t p = 0, bar; (bar = group.find('|', p)) != std::string::npos; p = bar + 1)
+                if (bar > p) names.push_back(group.substr(p, bar - p) + "_proj");
+        } else {
+            size_t start = at;
+            while (start > 0 && (std::isalnum(static_cast<unsigned char>(pattern[start - 1])) || pattern[start - 1] == '_'))
+                --start;
+            if (start < at) names.push_back(pattern.substr(start, at - start) + "_proj");
+        }
+    }
+    if (names.empty())
+        m.fail("lora_target_modules", "pattern '" + pattern + "' names no projection ftbound can read (write the module "
+                                      "names as a list: [q_proj, v_proj, ...])");
+    return names;
+}
+
+}  // namespace
 
 namespace {
 
@@ -67,6 +101,9 @@ void read_axolotl(Mapper& m, const ImportOptions& o) {
         const Json* mods = m.take("lora_target_modules");
         if (flag(m, "lora_target_linear")) m.set("train.lora.targets", "all-linear", "lora_target_linear: true");
         else if (mods && mods->is_array() && !mods->empty()) m.set("train.lora.targets", OJson::parse(mods->dump()), "lora_target_modules");
+        else if (mods && mods->is_string())
+            m.set("train.lora.targets", targets_from_pattern(m, mods->get<std::string>()),
+                  "lora_target_modules: '" + mods->get<std::string>() + "' (a regular expression over module names)");
         else m.set("train.lora.targets", "all-linear", "neither lora_target_modules nor lora_target_linear (axolotl then targets all linear layers)");
     }
     const Json* seq = m.take("sequence_len");

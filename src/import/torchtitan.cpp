@@ -114,6 +114,15 @@ OJson inline_flavor(const std::string& name, const std::string& flavor) {
                      {"num_attention_heads", 16},   {"num_key_value_heads", 16},   {"intermediate_size", 768},
                      {"vocab_size", 2048},          {"max_position_embeddings", 131072},
                      {"tie_word_embeddings", false}};
+    // vlm "debugmodel" (torchtitan/experiments/vlm/__init__.py llama3_siglip2_args, commit 238fa995): the llama3
+    // debugmodel_flex_attn text shapes (those above) and Siglip2ModelArgs(dim=128, ffn_dim=256, n_layers=4, n_heads=2)
+    // with its defaults n_pos_embs 16 (16^2 positions), n_channels 3, patch_size 16 (model/args.py).
+    if (name == "vlm" && flavor == "debugmodel")
+        return OJson{{"model_type", "llama3_siglip2"},
+                     {"text_config", inline_flavor("llama3", "debugmodel")},
+                     {"vision_config", OJson{{"hidden_size", 128}, {"intermediate_size", 256}, {"num_hidden_layers", 4},
+                                             {"num_attention_heads", 2}, {"num_patches", 256}, {"num_channels", 3},
+                                             {"patch_size", 16}}}};
     if (name == "qwen3" && flavor.rfind("debugmodel_moe", 0) == 0)
         return OJson{{"model_type", "qwen3_moe"},   {"hidden_size", 256},          {"head_dim", 128},
                      {"num_hidden_layers", 8},      {"num_attention_heads", 16},   {"num_key_value_heads", 8},
@@ -145,13 +154,23 @@ void read_torchtitan(Mapper& m, const ImportOptions& o) {
     // (torchtitan/experiments/transformers_modeling_backend/__init__.py l.25-35, job_config.py l.12 `model`).
     if (show_value(*name) == "transformers_modeling_backend" && show_value(*flavor) == "full")
         if (const Json* hf = m.take("hf_transformers.model"); hf && hf->is_string()) id = hf->get<std::string>();
+    const bool experiment = show_value(*name) == "vlm";   // torchtitan/experiments/vlm, not torchtitan/models
     if (const OJson shapes = inline_flavor(show_value(*name), show_value(*flavor)); id.empty() && !shapes.is_null())
         m.set("model", shapes, "model.name + model.flavor: " + show_value(*name) + " " + show_value(*flavor) +
-                                   " (its shapes from torchtitan/models/" + show_value(*name) + "/__init__.py)");
+                                   " (its shapes from torchtitan/" + (experiment ? "experiments/" : "models/") +
+                                   show_value(*name) + "/__init__.py)");
     else if (id.empty())
         m.fail("model.flavor", "torchtitan model " + show_value(*name) + " " + show_value(*flavor) +
                                    " has no HF checkpoint ftbound knows; give --set model=NAME or a config.json");
     else set_model(m, id, "model.name + model.flavor");
+    // The vlm data loader caps the images a batch carries (experiments/vlm/job_config.py Data): the encoder's work,
+    // which the plan does not cost (its accuracy note says so).
+    if (experiment) {
+        for (const char* cap : {"data.max_images_per_batch", "data.max_patches_per_image"})
+            if (const Json* v = m.take(cap))
+                m.note(std::string(cap) + ": " + show_value(*v) + " bounds the vision encoder's work per batch; its "
+                       "compute is not in the planned step");
+    }
     m.set("train.method", "full", "torchtitan trains every weight");
     if (const Json* conv = m.take("model.converters"); conv && conv->dump().find("float8") != std::string::npos)
         m.set("train.precision", "fp8", "model.converters: float8");

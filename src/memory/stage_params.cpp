@@ -59,6 +59,19 @@ void add_block(const Job& job, const TrainingSetup& set, const LayerSpec& l, boo
     }
 }
 
+// A multimodal checkpoint's encoder and projector, held by the first stage beside the embedding: they train with the
+// text model's weights (method full) unless train.encoder freezes the tower or both (LoRA and freeze keep them frozen).
+void add_encoder(const Job& job, const TrainingSetup& set, StageParams& p) {
+    const EncoderSpec& e = job.model.encoder;
+    const double tower = double(job.model.vision_params - e.projector_params), projector = double(e.projector_params);
+    const bool text_trains = set.full && set.first_trainable_layer == 0;
+    const EncoderTraining what = job.spec.train.encoder;
+    const bool tower_trains = text_trains && what == EncoderTraining::trained;
+    const bool projector_trains = text_trains && what != EncoderTraining::frozen;
+    (tower_trains ? p.trainable : p.frozen) += tower;
+    (projector_trains ? p.trainable : p.frozen) += projector;
+}
+
 // The embedding (first stage) and the final norms + output head (last stage).
 void add_embedding_and_head(const Job& job, const TrainingSetup& set, const StageSplit& sp, double tp, StageParams& p) {
     const ModelSpec& m = job.model;
@@ -76,12 +89,13 @@ void add_embedding_and_head(const Job& job, const TrainingSetup& set, const Stag
     };
     if (sp.has_embedding) {
         const double emb = vocab_shard + double(m.position_embedding_params) + double(m.embedding_norm_params) +
-                           double(m.extra_params) + double(m.vision_params);
+                           double(m.extra_params);
         if (set.full && set.first_trainable_layer == 0) {
             p.trainable += emb;
             p.largest_trainable_matrix = std::max(p.largest_trainable_matrix, vocab_shard);
         }
         else p.frozen += emb;
+        add_encoder(job, set, p);
     }
     if (!sp.has_head) return;
     const double final_norms = double(m.final_norms) * double(m.final_norm_params);

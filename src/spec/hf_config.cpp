@@ -159,7 +159,13 @@ ModelSpec read_gemma3(const Fields& f) {
     if (f.has("vision_config")) {
         Fields v = f.child("vision_config");
         const int64_t vh = opt_int(v, {"hidden_size"}, 768, 1);
-        m.vision_params = siglip_vision_params(v) + vh * m.hidden + vh;
+        m.encoder.modality = "vision";
+        m.encoder.kind = "siglip";
+        m.encoder.params = siglip_vision_params(v);
+        m.encoder.projector_params = vh * m.hidden + vh;
+        m.encoder.layers = opt_int(v, {"num_hidden_layers"}, 12, 1, kMaxLayers);
+        m.encoder.hidden = vh;
+        m.vision_params = m.encoder.params + m.encoder.projector_params;
     }
     return m;
 }
@@ -479,6 +485,8 @@ void read_dropout(const Fields& f, const std::string& t, ModelSpec& m) {
 
 namespace hf {
 
+ModelSpec llama_like(const Fields& f, const std::string& type) { return read_llama_like(f, type); }
+
 const std::vector<FamilyReader>& core_families() {
     static const std::vector<FamilyReader> families = {
         {"llama", [](const Fields& f) { return read_llama_like(f, "llama"); }},
@@ -515,7 +523,8 @@ namespace {
 const std::vector<hf::FamilyReader>& all_families() {
     static const std::vector<hf::FamilyReader> all = [] {
         std::vector<hf::FamilyReader> v;
-        for (const auto* group : {&hf::core_families(), &hf::moe_families()}) v.insert(v.end(), group->begin(), group->end());
+        for (const auto* group : {&hf::core_families(), &hf::moe_families(), &hf::vlm_families()})
+            v.insert(v.end(), group->begin(), group->end());
         return v;
     }();
     return all;
@@ -548,7 +557,8 @@ ModelSpec model_from_hf_config(const Fields& f, const std::string& name) {
     }
     const std::string& t = *type;
     ModelSpec m = family->read(f);
-    read_dropout(t == "gemma3" ? f.child("text_config") : f, t, m);
+    // Composite checkpoints keep the language model's dropout in text_config.
+    read_dropout(f.has("text_config") ? f.child("text_config") : f, t, m);
     // Exact counts stay in int64 (shapes are bounded above); refuse models beyond any hardware anyway.
     double total = double(m.vocab) * double(m.hidden) * 2;
     for (const auto& l : m.layers) total += double(l.params());

@@ -81,5 +81,10 @@ std::vector<std::string> layer_types(const Fields& f, int64_t layers);
 // The families of each reader file, in the order the contract lists them.
 const std::vector<FamilyReader>& core_families();   // hf_config.cpp
 const std::vector<FamilyReader>& moe_families();    // hf_config_moe.cpp
+const std::vector<FamilyReader>& vlm_families();    // hf_config_vlm.cpp: vision-language checkpoints
+
+// The Llama layout and its variations by model_type (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma,
+// gemma2, gemma3_text, phi3): the text model of composite checkpoints (hf_config.cpp read_llama_like).
+ModelSpec llama_like(const Fields& f, const std::string& type);
 
 }  // namespace ftb::hf

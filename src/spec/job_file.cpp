@@ -37,6 +37,8 @@ E choose(const Fields& f, const std::string& key, const std::vector<std::pair<st
 
 const std::vector<std::pair<std::string, Method>> kMethods = {
     {"full", Method::full}, {"lora", Method::lora}, {"qlora", Method::qlora}, {"freeze", Method::freeze}};
+const std::vector<std::pair<std::string, EncoderTraining>> kEncoderTraining = {
+    {"trained", EncoderTraining::trained}, {"projector", EncoderTraining::projector}, {"frozen", EncoderTraining::frozen}};
 const std::vector<std::pair<std::string, Precision>> kPrecisions = {{"fp32", Precision::fp32},
                                                                     {"tf32", Precision::tf32},
                                                                     {"fp16", Precision::fp16},
@@ -123,6 +125,7 @@ void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
     tr.attention = choose(t, "attention", kAttention, fw.default_attention);
     tr.loss = choose(t, "loss", kLoss, fw.default_loss);
     tr.compile = t.get_bool("compile").value_or(false);
+    tr.encoder = choose(t, "encoder", kEncoderTraining, "trained");
 
     tr.lora.dropout = fw.default_lora_dropout;
     set_lora_targets(tr.lora, fw.default_lora_targets);
@@ -530,6 +533,9 @@ void check_job(const Job& job) {
 }
 
 const char* to_string(Method v) { return v == Method::full ? "full" : v == Method::lora ? "lora" : v == Method::qlora ? "qlora" : "freeze"; }
+const char* to_string(EncoderTraining v) {
+    return v == EncoderTraining::trained ? "trained" : v == EncoderTraining::projector ? "projector" : "frozen";
+}
 const char* to_string(Precision v) {
     switch (v) {
         case Precision::fp32: return "fp32";

@@ -111,7 +111,10 @@ TEST(ModelParams, EveryCatalogModelMatchesSourcesTable) {
         const int64_t rest = total - layers_sum - j["params"]["embedding"].get<int64_t>() - j["params"]["lm_head"].get<int64_t>() -
                              j["params"]["vision"].get<int64_t>();
         EXPECT_GE(rest, 0);
-        EXPECT_LT(rest, 4 * j["hidden_size"].get<int64_t>() + 1) << "final norms (+ OPT projections) only";
+        // mllama also holds 8 embedding rows beyond vocab_size (MllamaTextModel: vocab_size + 8) and two scalar
+        // gates per cross-attention block (8 blocks in the catalog's Llama 3.2 11B Vision).
+        const int64_t mllama_extra = j["architecture"] == "mllama" ? 8 * j["hidden_size"].get<int64_t>() + 16 : 0;
+        EXPECT_LT(rest, 4 * j["hidden_size"].get<int64_t>() + 1 + mllama_extra) << "final norms (+ OPT projections) only";
         if (row.kind == "exact-pub(+buf)") {
             // The HF API total counts rotary_emb.inv_freq (head_dim/2 = 64 fp32 values per layer) as well.
             std::smatch m;
@@ -436,6 +439,84 @@ std::vector<Tiny> tiny_models() {
          " num_attention_heads: 2, image_size: 28, patch_size: 14, projector_input_dim: 16, projector_output_dim: 16,"
          " vision_output_dim: 16}}",
          223072, {36992, 28032}},
+        // Vision-language checkpoints (hf_config_vlm.cpp). The text models below are the tiny llama (36,992 per block:
+        // attention 4,096 + 2*2,048 + 4,096, MLP 3*64*128, 2 RMSNorms), qwen2 (+ q/k/v biases 128 = 37,120) and qwen3
+        // (+ q_norm/k_norm 32 = 37,024) blocks; embedding 1000*64, untied head 1000*64, final norm 64.
+        // qwen2_vl, text fields at the top level as Qwen2-VL first published them: 2*37,120 + 128,064 = 202,304.
+        // Tower: Conv3d 3*2*2*2*16 = 384 (no bias); one block: qkv + proj 4*16*16 + 64, fc1/fc2 2*16*32 + 32 + 16,
+        // 2 LayerNorms 64 -> 2,224; merger: ln_q 32, [64 -> 64] + bias 4,160, [64 -> 64] + bias 4,160 -> 8,352.
+        {"qwen2_vl",
+         "{model_type: qwen2_vl, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000, tie_word_embeddings: false, vision_config: {depth: 1,"
+         " embed_dim: 16, mlp_ratio: 2, num_heads: 2, in_chans: 3, hidden_size: 64, patch_size: 2,"
+         " spatial_merge_size: 2, temporal_patch_size: 2}}",
+         213264, {37120, 37120}},
+        // qwen2_5_vl: the same text (in text_config); block with RMSNorms 32 and a gated MLP with biases 3*16*24 +
+        // 2*24 + 16 = 1,216 -> 2,336; merger ln_q RMSNorm 16 + 8,320; 384 + 2,336 + 8,336 = 11,056.
+        {"qwen2_5_vl",
+         "{model_type: qwen2_5_vl, tie_word_embeddings: false, text_config: {model_type: qwen2_5_vl_text,"
+         " hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000}, vision_config: {depth: 1, hidden_size: 16,"
+         " intermediate_size: 24, num_heads: 2, out_hidden_size: 64, patch_size: 2, spatial_merge_size: 2,"
+         " temporal_patch_size: 2, in_channels: 3}}",
+         213360, {37120, 37120}},
+        // qwen3_vl, tied (top level): 2*37,024 + 64,000 + 64 = 138,112. Tower: Conv3d with bias 384 + 16, positions
+        // 4*16, block 2,224, merger (LayerNorm 32) 8,352, one deepstack merger (LayerNorm over 64: 128) 8,448 -> 19,488.
+        {"qwen3_vl",
+         "{model_type: qwen3_vl, tie_word_embeddings: true, text_config: {model_type: qwen3_vl_text, hidden_size: 64,"
+         " intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16,"
+         " vocab_size: 1000}, vision_config: {depth: 1, hidden_size: 16, intermediate_size: 32, num_heads: 2,"
+         " out_hidden_size: 64, patch_size: 2, spatial_merge_size: 2, temporal_patch_size: 2, in_channels: 3,"
+         " num_position_embeddings: 4, deepstack_visual_indexes: [0]}}",
+         157600, {37024, 37024}},
+        // qwen3_vl_moe: blocks of attention 12,320, 4 experts 4*3*64*16 = 12,288 + router 256, norms 128 = 24,992;
+        // untied: 49,984 + 128,064 = 178,048; the qwen3_vl tower above 19,488.
+        {"qwen3_vl_moe",
+         "{model_type: qwen3_vl_moe, tie_word_embeddings: false, text_config: {model_type: qwen3_vl_moe_text,"
+         " hidden_size: 64, intermediate_size: 128, moe_intermediate_size: 16, num_experts: 4, num_experts_per_tok: 2,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, vocab_size: 1000},"
+         " vision_config: {depth: 1, hidden_size: 16, intermediate_size: 32, num_heads: 2, out_hidden_size: 64,"
+         " patch_size: 2, spatial_merge_size: 2, temporal_patch_size: 2, in_channels: 3, num_position_embeddings: 4,"
+         " deepstack_visual_indexes: [0]}}",
+         197536, {24992, 24992}},
+        // llava: the tiny llama 202,048; CLIP tower: class 16, patch 3*2*2*16 = 192, positions (2*2 + 1)*16 = 80,
+        // pre_layrnorm 32, block 2,224, post_layernorm 32 -> 2,576; projector [16 -> 64] + 64, [64 -> 64] + 64 = 5,248.
+        {"llava",
+         "{model_type: llava, tie_word_embeddings: false, vision_feature_layer: -2, text_config: {model_type: llama,"
+         " hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000}, vision_config: {model_type: clip_vision_model, hidden_size: 16,"
+         " intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, image_size: 4, patch_size: 2}}",
+         209872, {36992, 36992}},
+        // mistral3: the same text as mistral; Pixtral tower: patch_conv 3*2*2*16 = 192, ln_pre 16, block 4*16*16 +
+        // 3*16*32 + 2 RMSNorms 32 = 2,592 -> 2,800; projector: norm 16, merging [16*4 -> 16] 1,024, linear_1 [16 -> 64]
+        // 1,024, linear_2 [64 -> 64] 4,096, no biases (multimodal_projector_bias false) -> 6,160.
+        {"mistral3",
+         "{model_type: mistral3, text_config: {model_type: mistral, hidden_size: 64, intermediate_size: 128,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, vocab_size: 1000},"
+         " vision_config: {model_type: pixtral, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1,"
+         " num_attention_heads: 2, patch_size: 2, image_size: 8}}",
+         211008, {36992, 36992}},
+        // mllama: blocks 36,992 and, at cross_attention_layers [1], 36,992 + q_norm/k_norm 32 = 37,024; embedding
+        // (1000 + 8)*64, head 64,000, norm 64, two gates: 202,594. Tower: Conv2d 3*2*2*16 = 192, class 16, gated
+        // positions 1 + 5*16 + 3*2*5*16 = 561 (patches (4/2)^2 + 1 = 5, 2 ratios + 1 rows, 2 tiles), pre/post tile
+        // embeddings 2*(3*2*16 + 1) = 194, layernorm_pre/post 64, 2 blocks (1 local, 1 global) of 4*16*16 + fc1/fc2
+        // 1,072 + LayerNorms 64 = 2,160, global gates 2 -> 5,349; projector [32 -> 64] + 64 = 2,112.
+        {"mllama",
+         "{model_type: mllama, text_config: {model_type: mllama_text_model, hidden_size: 64, intermediate_size: 128,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, vocab_size: 1000,"
+         " cross_attention_layers: [1]}, vision_config: {hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1,"
+         " num_global_layers: 1, attention_heads: 2, image_size: 4, patch_size: 2, max_num_tiles: 2,"
+         " vision_output_dim: 32, supported_aspect_ratios: [[1, 1], [1, 2]]}}",
+         210055, {36992, 37024}},
+        // llama3_siglip2 (torchtitan's vlm experiment): the tiny llama 202,048; SigLIP2 encoder: patch Linear
+        // [3*2*2 -> 16] + 16 = 208, positions 4*16 = 64, block 2,224, post_layernorm 32 -> 2,528; Projector
+        // [16 -> 16] + 16 = 272 and [16 -> 64] + 64 = 1,088 -> 1,360.
+        {"llama3_siglip2",
+         "{model_type: llama3_siglip2, text_config: {model_type: llama, hidden_size: 64, intermediate_size: 128,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, vocab_size: 1000,"
+         " tie_word_embeddings: false}, vision_config: {hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1,"
+         " num_attention_heads: 2, num_patches: 4, num_channels: 3, patch_size: 2}}",
+         205936, {36992, 36992}},
     };
 }
 
