@@ -47,6 +47,7 @@ struct LayerSpec {
     int64_t qk_rope_head_dim = 0;
     int64_t v_head_dim = 0;
     int64_t sliding_window = 0;        // 0 = full attention
+    int64_t activation_params = 0;     // a learnable activation's own scalars (xIELU: alpha_p, alpha_n)
 
     int64_t q_dim() const { return heads * head_dim; }
     int64_t kv_dim() const { return kv_heads * head_dim; }
@@ -54,7 +55,9 @@ struct LayerSpec {
     int64_t ffn_params() const;        // dense FFN, or all experts + router + shared expert
     int64_t ffn_params_active() const; // FFN parameters one token touches (top-k experts + shared)
     int64_t norm_params() const;
-    int64_t params() const { return attention_params() + ffn_params() + norm_params() + relative_attention_params; }
+    int64_t params() const {
+        return attention_params() + ffn_params() + norm_params() + relative_attention_params + activation_params;
+    }
 };
 
 struct ModelSpec {
@@ -73,7 +76,7 @@ struct ModelSpec {
     int64_t extra_params = 0;          // family-specific leftovers (OPT project_in/out), named in the reader
     int64_t vision_params = 0;         // multimodal checkpoints: vision encoder + projector into the text model
     NormKind norm = NormKind::rmsnorm;
-    std::string activation;            // silu, gelu, gelu_tanh, relu
+    std::string activation;            // config hidden_act: silu, gelu, gelu_pytorch_tanh, relu, relu2, xielu
     // Dropout the config keeps on during training: each active dropout saves a 1-byte mask per element.
     double attention_dropout = 0;      // on the attention probabilities (eager attention)
     double hidden_dropout = 0;         // on each sub-layer's output before the residual add

@@ -77,5 +77,6 @@ struct FamilyReader {
 
 // The families of each reader file, in the order the contract lists them.
 const std::vector<FamilyReader>& core_families();   // hf_config.cpp
+const std::vector<FamilyReader>& dense_families();  // hf_config_dense.cpp: Llama-layout variants by traits
 
 }  // namespace ftb::hf
