@@ -55,6 +55,7 @@ struct LayerSpec {
     // A sigmoid gate on the attention output from its own projection, hidden -> heads * head_dim without bias
     // (afmoe: AfmoeAttention.gate_proj, output * sigmoid(gate_proj(x)) before o_proj).
     bool attention_output_gate = false;
+    int64_t activation_params = 0;     // a learnable activation's own scalars (xIELU: alpha_p, alpha_n)
 
     int64_t q_dim() const { return heads * head_dim; }
     int64_t kv_dim() const { return kv_heads * head_dim; }
@@ -62,7 +63,9 @@ struct LayerSpec {
     int64_t ffn_params() const;        // dense FFN, or all experts + router + shared expert
     int64_t ffn_params_active() const; // FFN parameters one token touches (top-k experts + shared)
     int64_t norm_params() const;
-    int64_t params() const { return attention_params() + ffn_params() + norm_params() + relative_attention_params; }
+    int64_t params() const {
+        return attention_params() + ffn_params() + norm_params() + relative_attention_params + activation_params;
+    }
 };
 
 // A multimodal checkpoint's non-text encoder (vision tower or audio encoder) and the projector that maps its outputs
@@ -96,7 +99,7 @@ struct ModelSpec {
     int64_t vision_params = 0;         // multimodal checkpoints: encoder.params + encoder.projector_params
     EncoderSpec encoder;               // multimodal checkpoints: the vision or audio encoder and its projector
     NormKind norm = NormKind::rmsnorm;
-    std::string activation;            // silu, gelu, gelu_tanh, relu
+    std::string activation;            // config hidden_act: silu, gelu, gelu_pytorch_tanh, relu, relu2, xielu
     // Dropout the config keeps on during training: each active dropout saves a 1-byte mask per element.
     double attention_dropout = 0;      // on the attention probabilities (eager attention)
     double hidden_dropout = 0;         // on each sub-layer's output before the residual add

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/activation.hpp"
+
 namespace ftb {
 
 double norm_saved_per_token(const ModelSpec& m, const Job& job, const TrainingSetup& s, bool weight_trainable) {
@@ -138,19 +140,30 @@ double attention_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, c
     return attention * attn_mult;
 }
 
-// FFN internals, per token (the down projection's input is counted with the projections): plain keeps the
-// activation's input; gated keeps the activation's input, its output and the up projection (both inputs of the
+// FFN internals, per token (the down projection's input is counted with the projections): plain keeps what its
+// activation's backward reads (activation_cost: one tensor for one-op activations, more for xIELU; compiled, the
+// pointwise chain is recomputed from its input, the one tensor kept); gated keeps the activation's input, its output and the up projection (both inputs of the
 // product need grad). Compiled, the activation's output is recomputed from its input (pointwise, read only by the
 // fused product's backward); the product itself stays saved as the down projection's input (a matmul reads it in
 // backward: ban_recompute_materialized_backward). A fused SwiGLU (FrameworkProfile::fused_swiglu) saves only its
 // input, gate and up, and recomputes silu in backward.
+// Bytes per FFN element a plain FFN's activation keeps. A product with a learnable activation parameter takes the
+// parameter's dtype: fp32 under torch.amp (fp32 weights), the compute dtype otherwise.
+double plain_activation_saved(const ModelSpec& m, const Job& job, const TrainingSetup& s) {
+    if (job.spec.train.compile) return s.bytes.act;
+    const ActivationCost& a = activation_cost(m.activation);
+    const double promoted = s.bytes.autocast ? 4.0 : s.bytes.act;
+    return (a.saved_tensors - a.saved_promoted_tensors) * s.bytes.act + a.saved_promoted_tensors * promoted +
+           a.saved_mask_bytes;
+}
+
 double ffn_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, const TrainingSetup& s) {
     const double h = double(l.hidden), i = double(l.ffn_intermediate), act = s.bytes.act;
     const bool gate_recomputed = job.spec.train.compile || job.framework.fused_swiglu;
     // Clamped SwiGLU (LayerSpec::clamped_swiglu) keeps the gate_up output (2 i: both clamps read it), the clamped
     // gate, sigmoid's output, up + 1 and the gated product's other factor: 6 i; compiled, only gate_up's 2 i.
     const double gated_kept = gate_recomputed ? 2 : (l.clamped_swiglu ? 6 : 3);
-    double ffn = l.ffn_kind == FfnKind::gated ? gated_kept * act * i : act * i;
+    double ffn = l.ffn_kind == FfnKind::gated ? gated_kept * act * i : plain_activation_saved(m, job, s) * i;
     if (m.ffn_dropout > 0) ffn += 1 * i;
     const double experts_per_token = l.experts > 0 ? double(l.experts_per_token) : 1.0;
     ffn *= experts_per_token;

@@ -31,7 +31,8 @@ void add_block(const Job& job, const TrainingSetup& set, const LayerSpec& l, boo
         ffn = (ffn - router) / ep + router;
     }
     ffn /= tp;
-    const double norms = double(l.norm_params() + l.relative_attention_params);
+    // Norms and the other small tensors that stay unquantised: T5's position table, a learnable activation's scalars.
+    const double norms = double(l.norm_params() + l.relative_attention_params + l.activation_params);
     const double layer = attn + ffn + norms;
     p.blocks += layer;
     if (layer > p.largest_layer) p.largest_layer_quantised = qlora && !trains ? attn + ffn : 0;

@@ -69,7 +69,8 @@ int64_t ModelSpec::active_params() const {
     int64_t p = embedding_params() + embedding_norm_params + final_norms * final_norm_params + lm_head_params() +
                 extra_params + vision_params;
     for (const auto& l : layers)
-        p += l.attention_params() + l.ffn_params_active() + l.norm_params() + l.relative_attention_params;
+        p += l.attention_params() + l.ffn_params_active() + l.norm_params() + l.relative_attention_params +
+             l.activation_params;
     return p;
 }
 

@@ -477,7 +477,7 @@ void read_dropout(const Fields& f, const std::string& t, ModelSpec& m) {
         m.attention_dropout = rate(f, {"attention_dropout"}, 0.0);
         m.hidden_dropout = rate(f, {"hidden_dropout"}, 0.0);
     } else {
-        m.attention_dropout = rate(f, {"attention_dropout"}, 0.0);
+        m.attention_dropout = rate(f, {"attention_dropout"}, m.attention_dropout);   // the reader's family default
     }
 }
 
@@ -523,7 +523,8 @@ namespace {
 const std::vector<hf::FamilyReader>& all_families() {
     static const std::vector<hf::FamilyReader> all = [] {
         std::vector<hf::FamilyReader> v;
-        for (const auto* group : {&hf::core_families(), &hf::moe_families(), &hf::vlm_families()})
+        for (const auto* group :
+             {&hf::core_families(), &hf::moe_families(), &hf::vlm_families(), &hf::dense_families()})
             v.insert(v.end(), group->begin(), group->end());
         return v;
     }();

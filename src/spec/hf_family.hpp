@@ -80,6 +80,7 @@ std::vector<std::string> layer_types(const Fields& f, int64_t layers);
 
 // The families of each reader file, in the order the contract lists them.
 const std::vector<FamilyReader>& core_families();   // hf_config.cpp
+const std::vector<FamilyReader>& dense_families();  // hf_config_dense.cpp: Llama-layout variants by traits
 const std::vector<FamilyReader>& moe_families();    // hf_config_moe.cpp
 const std::vector<FamilyReader>& vlm_families();    // hf_config_vlm.cpp: vision-language checkpoints
 

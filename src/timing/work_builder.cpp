@@ -2,6 +2,7 @@
 #include "timing/work_builder.hpp"
 
 #include "memory/stage_params.hpp"
+#include "model/activation.hpp"
 #include "timing/eager_host.hpp"
 #include "timing/fp8_casts.hpp"
 #include "timing/fsdp2_copies.hpp"
@@ -130,6 +131,18 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
 }
 
 
+// A plain FFN's activation, per token: one fused kernel compiled (reads its input, writes its output), else the
+// eager kernels and traffic of activation_cost (one kernel for one-op activations).
+void add_plain_activation(const ModelSpec& m, const WorkContext& c, double ffn_i, double& bytes, double& kernels) {
+    if (c.compiled) {
+        bytes += 2 * c.act_bytes * ffn_i, kernels += 1;
+        return;
+    }
+    const ActivationCost& a = activation_cost(m.activation);
+    bytes += (a.act_traffic * c.act_bytes + a.mask_traffic) * ffn_i;
+    kernels += a.kernels;
+}
+
 // Norms, rotary, residual adds, activation, dropout, autocast casts, MoE permutes: bytes and kernels per token.
 void add_block_elementwise(LayerWork& w, const LayerSpec& l, const ModelSpec& m, const WorkContext& c,
                            double tokens, bool needs_grad) {
@@ -151,7 +164,7 @@ void add_block_elementwise(LayerWork& w, const LayerSpec& l, const ModelSpec& m,
     kernels += c.compiled ? 0 : 2;
     const double ffn_i = i / tp * (l.experts > 0 ? double(l.experts_per_token) : 1.0);
     if (l.ffn_kind == FfnKind::gated) bytes += (c.compiled ? 3 : 5) * B * ffn_i, kernels += c.compiled ? 1 : 2;
-    else bytes += 2 * B * ffn_i, kernels += 1;
+    else add_plain_activation(m, c, ffn_i, bytes, kernels);
     if (m.hidden_dropout > 0) bytes += sublayers * (2 * R + 1) * h, kernels += sublayers;
     if (c.set.bytes.autocast && c.set.bytes.norm_out >= 4) {
         // autocast casts an fp32 norm output to the compute dtype per linear call (a bf16 one passes uncast)

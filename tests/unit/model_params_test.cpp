@@ -517,6 +517,57 @@ std::vector<Tiny> tiny_models() {
          " tie_word_embeddings: false}, vision_config: {hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1,"
          " num_attention_heads: 2, num_patches: 4, num_channels: 3, patch_size: 2}}",
          205936, {36992, 36992}},
+        // ---- dense Llama-layout families (src/spec/hf_config_dense.cpp) ----
+        // apertus: head_dim 16, kv 2: q 4,096 + k 2,048 + v 2,048 + o 4,096 = 12,288, q_norm/k_norm 2*16 = 32;
+        // plain MLP up + down 2*64*160 = 20,480; xIELU alpha_p + alpha_n 2; 2 RMSNorms 128 -> 32,930.
+        // Untied: 2*32,930 + 64,000 + 64,000 + 64 = 193,924.
+        {"apertus_xielu_qk_norm",
+         "{model_type: apertus, hidden_size: 64, intermediate_size: 160, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000}",
+         193924, {32930, 32930}},
+        // arcee: attention 12,288 + q/k/v/o biases 64+32+32+64 = 12,480; plain MLP 20,480 + up/down biases 160+64 =
+        // 20,704; norms 128 -> 33,312. Untied: 2*33,312 + 128,064 = 194,688.
+        {"arcee_relu2_biases",
+         "{model_type: arcee, hidden_size: 64, intermediate_size: 160, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000, attention_bias: true, mlp_bias: true}",
+         194688, {33312, 33312}},
+        // cohere2: head_dim is hidden/heads = 16 whatever head_dim says; attention 12,288; gated MLP 3*64*128 =
+        // 24,576; one LayerNorm, weight only, 64 -> 36,928. Tied by default: 4*36,928 + 64,000 + final norm 64 =
+        // 211,776.
+        {"cohere2_parallel_one_norm_tied",
+         "{model_type: cohere2, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 4, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 32, vocab_size: 1000, sliding_window: 16}",
+         211776, {36928, 36928, 36928, 36928}},
+        // glm4: q/k/v biases by default 64+32+32 (o_proj none): 12,416; gate_up_proj 64*256 + down 128*64 = 24,576;
+        // 4 RMSNorms 256 -> 37,248. Untied: 2*37,248 + 128,064 = 202,560.
+        {"glm4_four_norms_qkv_bias",
+         "{model_type: glm4, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 16, vocab_size: 1000}",
+         202560, {37248, 37248}},
+        // hunyuan_v1_dense: attention 12,288 + query/key layernorms 2*16 = 12,320; MLP 24,576; norms 128 -> 37,024.
+        // Tied: 2*37,024 + 64,000 + 64 = 138,112.
+        {"hunyuan_v1_dense_qk_norm_tied",
+         "{model_type: hunyuan_v1_dense, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,"
+         " num_attention_heads: 4, num_key_value_heads: 2, vocab_size: 1000, tie_word_embeddings: true}",
+         138112, {37024, 37024}},
+        // nemotron: attention 12,288; plain MLP 20,480; two LayerNorm1P with weight and bias 2*128 = 256 -> 33,024.
+        // Untied: 2*33,024 + 128,000 + final LayerNorm 128 = 194,176.
+        {"nemotron_relu2_layernorm",
+         "{model_type: nemotron, hidden_size: 64, intermediate_size: 160, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000}",
+         194176, {33024, 33024}},
+        // olmo3: attention 12,288 + q_norm over 4*16 = 64 + k_norm over 2*16 = 32 -> 12,384; MLP 24,576; norms 128 ->
+        // 37,088. Untied: 4*37,088 + 128,064 = 276,416.
+        {"olmo3_full_width_qk_norm",
+         "{model_type: olmo3, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 4, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000}",
+         276416, {37088, 37088, 37088, 37088}},
+        // seed_oss: q/k/v biases by default 128, o_proj none (attention_out_bias false), MLP none: 12,416 + 24,576 +
+        // norms 128 = 37,120. Untied: 2*37,120 + 128,064 = 202,304.
+        {"seed_oss_qkv_bias",
+         "{model_type: seed_oss, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 16, vocab_size: 1000}",
+         202304, {37120, 37120}},
     };
 }
 
