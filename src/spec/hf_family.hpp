@@ -75,6 +75,10 @@ struct FamilyReader {
     ModelSpec (*read)(const Fields&);
 };
 
+// The checkpoint's weight format from `quantization_config` (hf_quantization.cpp): AWQ, GPTQ, ModelOpt NVFP4, or
+// none; formats it cannot cost are refused naming the field.
+QuantizedWeights read_quantization_config(const Fields& f);
+
 // The families of each reader file, in the order the contract lists them.
 const std::vector<FamilyReader>& core_families();   // hf_config.cpp
 
