@@ -3,6 +3,7 @@
 #include <string>
 
 namespace ftb {
+
 double precision_bytes(Precision p) {
     switch (p) {
         case Precision::fp32:

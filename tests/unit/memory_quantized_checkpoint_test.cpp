@@ -17,7 +17,7 @@ Job quantized_job(const std::string& quantization_config, const std::string& met
     Json doc = tiny_job_document();
     doc["model"]["quantization_config"] = Json::parse(quantization_config);
     doc["train"]["method"] = method;
-    doc["train"]["lora"] = Json::parse(R"({"rank": 8})");
+    if (method == "lora") doc["train"]["lora"] = Json::parse(R"({"rank": 8})");
     return job_from_document(doc, "tiny.yaml");
 }
 
