@@ -50,12 +50,19 @@ enum class QloraKernel {
     bitsandbytes_047,   // the same up to bitsandbytes 0.47, whose NF4 dequantisation kernel branched per element
     torchao,        // torchao NF4Tensor (torchtune): linear_nf4 dequantises in forward and in backward
     auto_gptq,      // auto-gptq int4 QuantLinear: dequantised with PyTorch ops; backward reuses the saved weight
+    // Set by a pre-quantised checkpoint's quantization_config (ModelSpec::quantized), not named in job files:
+    awq,            // AutoAWQ WQLinear_GEMM: dequantised to fp16 in forward and again in backward
+    modelopt_nvfp4, // ModelOpt NVFP4 weights: dequantised by ModelOpt's fp4_dequantize per use
 };
 
 struct QloraConfig {
-    int bits = 4;                      // 4 (NF4) or 8 (LLM.int8)
+    int bits = 4;                      // 4 (NF4 / int4) or 8 (LLM.int8)
     bool double_quant = true;
     QloraKernel kernel = QloraKernel::bitsandbytes;
+    // Weights per scale (and zero) of the group-quantised formats (auto-gptq, AWQ, NVFP4). 128 is the default of
+    // Qwen's GPTQ script (QwenLM/Qwen run_gptq.py, --group-size default 128), the auto-gptq checkpoints in validation;
+    // a pre-quantised checkpoint sets its own (quantization_config.group_size).
+    int64_t group_size = 128;
 };
 
 struct TrainSpec {

@@ -11,6 +11,21 @@ enum class FfnKind { plain, gated };           // plain: up -> act -> down; gate
 enum class NormKind { layernorm, rmsnorm };
 enum class PositionKind { rotary, learned, alibi, relative_buckets };
 
+// How a pre-quantised checkpoint stores its block linears (config.json `quantization_config`). none: unquantised,
+// in the dtype the job loads it (a job may still quantise it on load: train.method qlora).
+enum class WeightFormat {
+    none,
+    awq,      // AutoAWQ GEMM packing: `bits`-bit codes, one fp16 scale and one packed zero per group of input rows
+    gptq,     // GPTQ (auto-gptq / optimum) packing: the same buffers (qweight, qzeros, scales; g_idx per input row)
+    nvfp4,    // NVIDIA ModelOpt NVFP4: FP4 E2M1 codes, one FP8 E4M3 scale per group of 16, an FP32 scale per tensor
+};
+
+struct QuantizedWeights {
+    WeightFormat format = WeightFormat::none;
+    int bits = 16;                     // per weight code
+    int64_t group_size = 0;            // weights sharing one scale (and zero)
+};
+
 // One block (decoder layer, or an encoder/decoder block of an encoder-decoder model).
 struct LayerSpec {
     int64_t hidden = 0;
@@ -98,6 +113,7 @@ struct ModelSpec {
     int64_t extra_params = 0;          // family-specific leftovers (OPT project_in/out), named in the reader
     int64_t vision_params = 0;         // multimodal checkpoints: encoder.params + encoder.projector_params
     EncoderSpec encoder;               // multimodal checkpoints: the vision or audio encoder and its projector
+    QuantizedWeights quantized;        // a pre-quantised checkpoint's block linears
     NormKind norm = NormKind::rmsnorm;
     std::string activation;            // config hidden_act: silu, gelu, gelu_pytorch_tanh, relu, relu2, xielu
     // Dropout the config keeps on during training: each active dropout saves a 1-byte mask per element.

@@ -3,11 +3,6 @@
 #include <string>
 
 namespace ftb {
-namespace {
-// GPTQ group size: input rows sharing one scale and zero. 128 is the default of Qwen's quantisation script
-// (QwenLM/Qwen run_gptq.py, --group-size default 128), the only auto-gptq checkpoints in validation.
-constexpr double kGptqGroupSize = 128;
-}  // namespace
 
 double precision_bytes(Precision p) {
     switch (p) {
@@ -140,6 +135,21 @@ void set_adapters(const Job& job, TrainingSetup& s) {
 // Bytes per quantised base weight under QLoRA, by kernel.
 double quantised_bytes_per_param(const TrainSpec& t, const TrainingSetup& s) {
     if (t.method != Method::qlora) return 0;
+    // auto-gptq QuantLinear buffers (auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py __init__, v0.4.2): qweight
+    // packs 32 / bits weights per int32 (bits / 8 B), and per group of group_size input rows one fp16 scale
+    // (2 B) and one zero of `bits` bits packed in int32 per output column; g_idx (int32 per input row) and the
+    // bias are per row or column (~0 per weight). AutoAWQ's WQLinear_GEMM registers the same three buffers with
+    // the same shapes (casper-hansen/AutoAWQ awq/modules/linear/gemm.py, WQLinear_GEMM.__init__ at d9dc8e56: qweight
+    // int32 (in, out / (32 / w_bit)), qzeros int32 (in / group_size, out / (32 / w_bit)), scales fp16
+    // (in / group_size, out)).
+    const double code_bytes = t.qlora.bits / 8.0, group = double(t.qlora.group_size);
+    if (t.qlora.kernel == QloraKernel::auto_gptq || t.qlora.kernel == QloraKernel::awq)
+        return code_bytes + (2 + code_bytes) / group;
+    // NVIDIA ModelOpt NVFP4 (NVIDIA/Model-Optimizer modelopt/torch/quantization/qtensor/nvfp4_tensor.py,
+    // NVFP4QTensor.quantize at 211c6b34): two E2M1 codes packed per uint8 (`(q[..., 1::2] << 4) | q[..., 0::2]`),
+    // one float8_e4m3fn scale per block of block_size (16) weights along the input, and one fp32
+    // weights_scaling_factor_2 per tensor (~0 per weight).
+    if (t.qlora.kernel == QloraKernel::modelopt_nvfp4) return 0.5 + 1.0 / group;
     // LLM.int8: 1 byte per weight + one fp32 scale per output row (counted per weight as ~0).
     if (t.qlora.bits != 4) return 1.0;
     // torchao's NF4Tensor (torchtune's FrozenNF4Linear / LoRALinear quantize_base) always quantises the scalers:
@@ -147,11 +157,6 @@ double quantised_bytes_per_param(const TrainSpec& t, const TrainingSetup& s) {
     // quantized_scaler per 64-weight block and one quantization_factor in the weight's dtype per 256 blocks
     // (pytorch/ao torchao/dtypes/nf4tensor.py, NF4Tensor.from_tensor and double_quantize_scalers).
     if (t.qlora.kernel == QloraKernel::torchao) return 0.5 + 1.0 / 64 + s.bytes.weight_compute / (64 * 256);
-    // auto-gptq QuantLinear buffers (auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py __init__, v0.4.2): qweight
-    // packs eight 4-bit weights per int32 (0.5 B), and per group of kGptqGroupSize input rows one fp16 scale
-    // (2 B) and one 4-bit zero packed in int32 (0.5 B) per output column; g_idx (int32 per input row) and the
-    // bias are per row or column (~0 per weight).
-    if (t.qlora.kernel == QloraKernel::auto_gptq) return 0.5 + (2 + 0.5) / kGptqGroupSize;
     // bitsandbytes NF4: 4 bits per weight + one fp32 absmax per 64-weight block; double quantisation stores
     // the absmax as 8-bit with one fp32 constant per 256 blocks (Dettmers et al. 2023, QLoRA §3).
     return t.qlora.double_quant ? 0.5 + 1.0 / 64 + 4.0 / (64 * 256) : 0.5 + 4.0 / 64;

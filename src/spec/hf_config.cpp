@@ -564,6 +564,7 @@ ModelSpec model_from_hf_config(const Fields& f, const std::string& name) {
     double total = double(m.vocab) * double(m.hidden) * 2;
     for (const auto& l : m.layers) total += double(l.params());
     if (total > 1e15) f.fail("model_type", "the shapes describe more than 10^15 parameters");
+    m.quantized = hf::read_quantization_config(f);
     m.architecture = t;
     m.name = name;
     return m;

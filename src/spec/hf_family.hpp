@@ -78,6 +78,10 @@ struct FamilyReader {
 // The entries of `layer_types` (one per layer), or none when the config leaves it out.
 std::vector<std::string> layer_types(const Fields& f, int64_t layers);
 
+// The checkpoint's weight format from `quantization_config` (hf_quantization.cpp): AWQ, GPTQ, ModelOpt NVFP4, or
+// none; formats it cannot cost are refused naming the field.
+QuantizedWeights read_quantization_config(const Fields& f);
+
 // The families of each reader file, in the order the contract lists them.
 const std::vector<FamilyReader>& core_families();   // hf_config.cpp
 const std::vector<FamilyReader>& dense_families();  // hf_config_dense.cpp: Llama-layout variants by traits

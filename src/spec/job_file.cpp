@@ -346,6 +346,33 @@ void resolve_global_batch(const Fields& t, JobSpec& j) {
 
 bool targets_exist(const std::string& t) { return t == "lm_head" || lora_target_bits(t) != 0; }
 
+const char* format_name(WeightFormat f) {
+    return f == WeightFormat::awq ? "AWQ" : f == WeightFormat::gptq ? "GPTQ" : "NVFP4";
+}
+
+// A pre-quantised checkpoint (the model's quantization_config): its block linears stay in their format, frozen, and
+// the job trains adapters over them, the way QLoRA does over a base quantised on load. Full training is refused:
+// transformers' Trainer raises "You cannot perform fine-tuning on purely quantized models. Please attach trainable
+// adapters on top of the quantized model" (src/transformers/trainer.py, Trainer.__init__, _is_quantized_and_base_model).
+void apply_quantized_checkpoint(const Fields& t, Job& job) {
+    const QuantizedWeights& q = job.model.quantized;
+    if (q.format == WeightFormat::none) return;
+    TrainSpec& tr = job.spec.train;
+    const std::string what = std::string("the model's weights are pre-quantised (") + format_name(q.format) + " " +
+                             std::to_string(q.bits) + "-bit, quantization_config)";
+    if (tr.method == Method::full || tr.method == Method::freeze)
+        t.fail("method", "'" + std::string(to_string(tr.method)) + "': " + what +
+                             " and cannot train; use method: lora (adapters over the quantised base)");
+    if (t.has("qlora") && t.child("qlora").has("kernel"))
+        t.fail("qlora.kernel", what + "; their format sets the kernel, leave kernel out");
+    tr.method = Method::qlora;
+    tr.qlora.bits = q.bits;
+    tr.qlora.group_size = q.group_size;
+    tr.qlora.kernel = q.format == WeightFormat::awq    ? QloraKernel::awq
+                      : q.format == WeightFormat::gptq ? QloraKernel::auto_gptq
+                                                       : QloraKernel::modelopt_nvfp4;
+}
+
 }  // namespace
 
 Job job_from_document(const Json& doc, const std::string& file) {
@@ -373,6 +400,7 @@ Job job_from_document(const Json& doc, const std::string& file) {
     else job.model = model_from_hf_config(root.child("model"), "inline model");
 
     read_train(root.child("train"), job.spec, job.framework);
+    apply_quantized_checkpoint(root.child("train"), job);
     if (!root.has("hardware")) root.fail("hardware", "missing: name a system or compose one (gpu, gpus_per_node)");
     read_hardware(root.child("hardware"), job, cat);
     bool dp_auto = true;

@@ -57,7 +57,7 @@ void add_linear(LayerWork& w, const WorkContext& c, double tokens, double in, do
         add_memory_bound(w.forward, c, tokens * count * bytes, c.compiled ? 1 : 3 * count);
         add_memory_bound(w.backward, c, 2 * tokens * count * bytes, c.compiled ? 1 : 4 * count);
     }
-    if (c.job.spec.train.method == Method::qlora) add_dequant_uses(w, c, in * out * count, count);
+    if (c.job.spec.train.method == Method::qlora) add_dequant_uses(w, c, in * out * count, count, tokens * (in + out) * count);
 }
 
 // An expert's linear: it sees its routed tokens; `experts` of them live on this GPU.
@@ -65,7 +65,8 @@ void add_expert_linear(LayerWork& w, const WorkContext& c, double tokens, double
                        bool adapted, bool trains, bool needs_grad) {
     add_base_matmuls(w, c, tokens, in, out, experts, trains, needs_grad);
     if (adapted) add_lora_matmuls(w, c, tokens, in, out, experts);
-    if (c.job.spec.train.method == Method::qlora) add_dequant_uses(w, c, in * out * experts, experts);
+    if (c.job.spec.train.method == Method::qlora)
+        add_dequant_uses(w, c, in * out * experts, experts, tokens * (in + out) * experts);
 }
 
 // The gradient of a bias that trains: autograd hands the bias the un-reduced output gradient (addmm's `self`
