@@ -66,6 +66,9 @@ QuantizedWeights read_quantization_config(const Fields& f) {
     // Block-wise fp8 checkpoints (DeepSeek-V3's quant_method "fp8") are planned as before this reader: as the
     // unquantised model in the job's dtype.
     if (method == "fp8") return {};
+    // gpt-oss ships its experts in MXFP4; transformers' Mxfp4HfQuantizer trains only a dequantised model
+    // (Mxfp4Config(dequantize=True), the path OpenAI's gpt-oss fine-tuning recipe takes), so it plans as bf16.
+    if (method == "mxfp4") return {};
     q.fail("quant_method", "'" + method + "' is not modelled (awq, gptq and modelopt NVFP4 are)");
 }
 
