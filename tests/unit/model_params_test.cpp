@@ -87,6 +87,9 @@ const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
     {"zai-org/GLM-4.7-Flash", {29.5e9, 30.5e9}},                 // "30B-A3B"
     {"MiniMaxAI/MiniMax-M2", {230e9 * 0.99, 230e9 * 1.01}},      // model card: 230B total (rounded twice: 1%)
     {"meta-llama/Llama-4-Maverick-17B-128E", {400e9 * 0.99, 400e9 * 1.01}},   // model card: 400B total
+    {"arcee-ai/AFM-4.5B", {4.55e9, 4.65e9}},                     // hub listing: 4.6B params
+    // Card: "7 billion parameters" = the blocks outside the tied 1,048,576,000-parameter embedding (6.98B).
+    {"CohereForAI/c4ai-command-r7b-12-2024", {6.5e9 + 1048576000.0, 7.5e9 + 1048576000.0}},
 };
 
 TEST(ModelParams, EveryCatalogModelMatchesSourcesTable) {
