@@ -90,6 +90,7 @@ const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
     {"arcee-ai/AFM-4.5B", {4.55e9, 4.65e9}},                     // hub listing: 4.6B params
     // Card: "7 billion parameters" = the blocks outside the tied 1,048,576,000-parameter embedding (6.98B).
     {"CohereForAI/c4ai-command-r7b-12-2024", {6.5e9 + 1048576000.0, 7.5e9 + 1048576000.0}},
+    {"canopylabs/orpheus-3b-0.1-pretrained", {2.5e9, 3.5e9}},    // axolotl README: "a LLaMA 3.2 3b model"
 };
 
 TEST(ModelParams, EveryCatalogModelMatchesSourcesTable) {
