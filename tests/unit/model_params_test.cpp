@@ -91,6 +91,7 @@ const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
     // Card: "7 billion parameters" = the blocks outside the tied 1,048,576,000-parameter embedding (6.98B).
     {"CohereForAI/c4ai-command-r7b-12-2024", {6.5e9 + 1048576000.0, 7.5e9 + 1048576000.0}},
     {"canopylabs/orpheus-3b-0.1-pretrained", {2.5e9, 3.5e9}},    // axolotl README: "a LLaMA 3.2 3b model"
+    {"THUDM/GLM-4-32B-0414", {32.565e9, 32.575e9}},             // llama.cpp: model params = 32.57 B (GLM-Z1-32B-0414)
 };
 
 TEST(ModelParams, EveryCatalogModelMatchesSourcesTable) {
