@@ -93,6 +93,8 @@ const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
     {"canopylabs/orpheus-3b-0.1-pretrained", {2.5e9, 3.5e9}},    // axolotl README: "a LLaMA 3.2 3b model"
     {"THUDM/GLM-4-32B-0414", {32.565e9, 32.575e9}},             // llama.cpp: model params = 32.57 B (GLM-Z1-32B-0414)
     {"tencent/Hunyuan-0.5B-Instruct", {0.535e9, 0.545e9}},       // survey table from its config.json / GGUF: 0.54B
+    // Mistral: a 12B decoder (Mistral Nemo, exactly 12,247,782,400) + a 400M vision encoder.
+    {"mistral-community/pixtral-12b", {12247782400.0 + 0.35e9, 12247782400.0 + 0.45e9}},
 };
 
 TEST(ModelParams, EveryCatalogModelMatchesSourcesTable) {
