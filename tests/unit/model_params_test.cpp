@@ -87,6 +87,14 @@ const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
     {"zai-org/GLM-4.7-Flash", {29.5e9, 30.5e9}},                 // "30B-A3B"
     {"MiniMaxAI/MiniMax-M2", {230e9 * 0.99, 230e9 * 1.01}},      // model card: 230B total (rounded twice: 1%)
     {"meta-llama/Llama-4-Maverick-17B-128E", {400e9 * 0.99, 400e9 * 1.01}},   // model card: 400B total
+    {"arcee-ai/AFM-4.5B", {4.55e9, 4.65e9}},                     // hub listing: 4.6B params
+    // Card: "7 billion parameters" = the blocks outside the tied 1,048,576,000-parameter embedding (6.98B).
+    {"CohereForAI/c4ai-command-r7b-12-2024", {6.5e9 + 1048576000.0, 7.5e9 + 1048576000.0}},
+    {"canopylabs/orpheus-3b-0.1-pretrained", {2.5e9, 3.5e9}},    // axolotl README: "a LLaMA 3.2 3b model"
+    {"THUDM/GLM-4-32B-0414", {32.565e9, 32.575e9}},             // llama.cpp: model params = 32.57 B (GLM-Z1-32B-0414)
+    {"tencent/Hunyuan-0.5B-Instruct", {0.535e9, 0.545e9}},       // survey table from its config.json / GGUF: 0.54B
+    // Mistral: a 12B decoder (Mistral Nemo, exactly 12,247,782,400) + a 400M vision encoder.
+    {"mistral-community/pixtral-12b", {12247782400.0 + 0.35e9, 12247782400.0 + 0.45e9}},
 };
 
 TEST(ModelParams, EveryCatalogModelMatchesSourcesTable) {
