@@ -10,6 +10,11 @@ namespace ftb {
 enum class FfnKind { plain, gated };           // plain: up -> act -> down; gated: SwiGLU / GeGLU (gate, up, down)
 enum class NormKind { layernorm, rmsnorm };
 enum class PositionKind { rotary, learned, alibi, relative_buckets };
+// A block's state-space sequence mixer (none: attention alone). mamba1: the selective scan of Mamba (transformers
+// modeling_mamba.py MambaMixer, modeling_jamba.py JambaMambaMixer); mamba2: the state-space duality of Mamba-2
+// (modeling_mamba2.py Mamba2Mixer, modeling_falcon_h1.py FalconH1Mixer, modeling_granitemoehybrid.py
+// GraniteMoeHybridMambaLayer, modeling_nemotron_h.py NemotronHMamba2Mixer).
+enum class SsmKind { none, mamba1, mamba2 };
 
 // How a pre-quantised checkpoint stores its block linears (config.json `quantization_config`). none: unquantised,
 // in the dtype the job loads it (a job may still quantise it on load: train.method qlora).
@@ -71,6 +76,21 @@ struct LayerSpec {
     // (afmoe: AfmoeAttention.gate_proj, output * sigmoid(gate_proj(x)) before o_proj).
     bool attention_output_gate = false;
     int64_t activation_params = 0;     // a learnable activation's own scalars (xIELU: alpha_p, alpha_n)
+    // State-space mixer (SsmKind). A block without attention has heads = kv_heads = 0; one without an FFN has
+    // ffn_intermediate = 0 (Mamba's blocks are a norm and the mixer). Attention beside an SSM on the same normed
+    // input is Falcon-H1's parallel hybrid.
+    SsmKind ssm = SsmKind::none;
+    int64_t ssm_inner = 0;             // d_inner: the scan's channels (expand * hidden, or Falcon-H1's mamba_d_ssm)
+    int64_t ssm_state = 0;             // N: state size per channel (mamba1) or per group (mamba2)
+    int64_t ssm_conv = 0;              // K: the depthwise causal convolution's kernel
+    int64_t ssm_dt_rank = 0;           // mamba1: R, the rank of the step size's projection
+    int64_t ssm_heads = 0;             // mamba2: H heads of ssm_inner / H channels each
+    int64_t ssm_groups = 0;            // mamba2: G groups sharing B and C
+    int64_t ssm_chunk = 0;             // mamba2: the SSD algorithm's chunk length
+    bool ssm_conv_bias = false;
+    bool ssm_proj_bias = false;        // biases on in_proj and out_proj
+    bool ssm_gated_norm = false;       // mamba2: the gated RMSNorm over d_inner before out_proj
+    int64_t ssm_extra_params = 0;      // norms inside the mixer (Jamba: dt, B and C layernorms)
 
     int64_t q_dim() const { return heads * head_dim; }
     int64_t kv_dim() const { return kv_heads * head_dim; }
@@ -78,8 +98,15 @@ struct LayerSpec {
     int64_t ffn_params() const;        // dense FFN, or all experts + router + shared expert
     int64_t ffn_params_active() const; // FFN parameters one token touches (top-k experts + shared)
     int64_t norm_params() const;
+    int64_t ssm_params() const;        // the state-space mixer, exact (0 without one)
+    int64_t ssm_linear_params() const; // of those, the nn.Linear weights (in_proj, x_proj, dt_proj, out_proj)
+    int64_t ssm_in_width() const;      // in_proj's output width (mamba1: 2 d_inner; mamba2: 2 d_inner + 2 G N + H)
+    int64_t ssm_conv_width() const;    // channels of the convolution (mamba1: d_inner; mamba2: d_inner + 2 G N)
+    int64_t ssm_x_width() const { return ssm == SsmKind::mamba1 ? ssm_dt_rank + 2 * ssm_state : 0; }   // mamba1 x_proj
+    bool has_attention() const { return heads > 0; }
     int64_t params() const {
-        return attention_params() + ffn_params() + norm_params() + relative_attention_params + activation_params;
+        return attention_params() + ffn_params() + norm_params() + relative_attention_params + activation_params +
+               ssm_params();
     }
 };
 
@@ -131,6 +158,7 @@ struct ModelSpec {
     int64_t total_params() const;      // exact; tied embeddings counted once
     int64_t active_params() const;     // per token (MoE: top-k experts)
     bool is_moe() const;
+    bool has_ssm() const;              // any block with a state-space mixer
 };
 
 }  // namespace ftb

@@ -87,7 +87,7 @@ std::pair<double, double> projection_inputs(const LayerSpec& l, const Job& job, 
     const int qkv_linears = fused_qkv ? 1 : 3;
     const int qkv_adapters = fused_qkv ? ((lora & (kQ | kK | kV)) ? 1 : 0)
                                        : !!(lora & kQ) + !!(lora & kK) + !!(lora & kV);
-    const int attn_mult = l.cross_attention ? 2 : 1;
+    const int attn_mult = !l.has_attention() ? 0 : l.cross_attention ? 2 : 1;
     double rep = group_inputs(h, keeps_inputs ? qkv_linears : 0, qkv_adapters, s.bytes.norm_out) * attn_mult;
     const bool qkv_partly_adapted = (lora & (kQ | kK | kV)) != 0 && (lora & (kQ | kK | kV)) != (kQ | kK | kV);
     if (fused_qkv && job.framework.lora_qkv_zero_pad && qkv_partly_adapted) {
@@ -101,6 +101,19 @@ std::pair<double, double> projection_inputs(const LayerSpec& l, const Job& job, 
     // product's two factors; flash keeps its output anyway) and o_proj reads the product, counted above; the gate's
     // own projection reads the normed input the q/k/v projections keep.
     if (l.attention_output_gate) tp += act * q;
+    if (l.ssm != SsmKind::none) {
+        // The mixer's in_proj keeps the normed input (an nn.Linear outside the fused function); x_proj, dt_proj and
+        // out_proj run inside mamba_inner_fn / mamba_split_conv1d_scan_combined, which keeps what they need
+        // (ssm_saved); an adapter on them keeps its own input.
+        const double I = double(l.ssm_inner);
+        rep += group_inputs(h, keeps_inputs ? 1 : 0, (lora & kSsmIn) ? 1 : 0, s.bytes.norm_out);
+        tp += group_inputs(I, 0, (lora & kSsmOut) ? 1 : 0, act);
+        if (l.ssm == SsmKind::mamba1) {
+            tp += group_inputs(I, 0, (lora & kSsmX) ? 1 : 0, act);
+            tp += group_inputs(double(l.ssm_dt_rank), 0, (lora & kSsmDt) ? 1 : 0, act);
+        }
+    }
+    if (l.ffn_intermediate == 0) return {rep, tp};   // a mixer-only block
     const int up_linears = l.ffn_kind == FfnKind::gated ? 2 : 1;
     const int up_adapters = !!(lora & kUp) + (l.ffn_kind == FfnKind::gated ? !!(lora & kGate) : 0);
     const double experts_per_token = l.experts > 0 ? double(l.experts_per_token) : 1.0;
@@ -175,6 +188,22 @@ double ffn_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, const T
     return ffn;
 }
 
+// A state-space mixer's saved bytes per token, counted with the attention core's.
+// mamba1 (mamba_ssm ops/selective_scan_interface.py MambaInnerFn.forward, checkpoint_lvl 1, the default; transformers'
+// MambaMixer and JambaMambaMixer call it in training): xz, the in_proj output (2 I), x_dbl, the x_proj output (R + 2 N;
+// B and C are views of it), and out, the gated scan output out_proj reads (I); the convolution's output and delta are
+// rebuilt in backward, and the scan's chunk states (fp32, 2 N per channel every 2048 tokens) are left out.
+// mamba2 (ops/triton/ssd_combined.py MambaSplitConv1dScanCombinedFn.forward): zxbcdt, the in_proj output
+// (2 I + 2 G N + H), out_x, the scan output (I), and the gated norm's fp32 rstd per group; the norm's output, which
+// out_proj reads, is rebuilt in backward.
+double ssm_saved(const LayerSpec& l, const TrainingSetup& s) {
+    const double act = s.bytes.act, I = double(l.ssm_inner);
+    if (l.ssm == SsmKind::mamba1) return act * (double(l.ssm_in_width()) + double(l.ssm_x_width()) + I);
+    if (l.ssm == SsmKind::mamba2)
+        return act * (double(l.ssm_in_width()) + I) + (l.ssm_gated_norm ? 4.0 * double(l.ssm_groups) : 0);
+    return 0;
+}
+
 // The norms' saved bytes per token. Parallel attention and MLP with two norms of the same input (GPT-NeoX
 // use_parallel_residual): a norm that saves its input as-is keeps that one tensor for both (autograd saves the
 // tensor, not a copy). (Under autocast a low-precision residual is cast to fp32 per norm call: two copies.)
@@ -200,8 +229,9 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
     out.layer_input_per_token = s.bytes.residual * double(l.hidden);
     const auto [proj_rep, proj_tp] = projection_inputs(l, job, s, trainable_weights);
     b.projections_in = proj_rep + proj_tp;
-    b.attention = attention_saved(l, m, job, s, seq_len, out.scores_per_token);
-    b.ffn = ffn_saved(l, m, job, s);
+    b.attention = l.has_attention() ? attention_saved(l, m, job, s, seq_len, out.scores_per_token) : 0;
+    b.attention += ssm_saved(l, s);
+    b.ffn = l.ffn_intermediate > 0 || l.experts > 0 ? ffn_saved(l, m, job, s) : 0;
     // Dropout on each sub-layer output before the residual add: a 1-byte mask per element.
     const int sublayers = l.cross_attention ? 3 : 2;
     b.dropout_masks = m.hidden_dropout > 0 ? sublayers * double(l.hidden) : 0;

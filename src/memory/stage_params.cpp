@@ -24,7 +24,9 @@ namespace {
 void add_block(const Job& job, const TrainingSetup& set, const LayerSpec& l, bool trains, double tp, double ep,
                StageParams& p) {
     const bool qlora = job.spec.train.method == Method::qlora;
-    const double attn = double(l.attention_params()) / tp;
+    // A state-space mixer's linears count with attention's (quantised alike); its convolution, A, D, step-size bias
+    // and norms with the small tensors.
+    const double attn = double(l.attention_params() + l.ssm_linear_params()) / tp;
     double ffn = double(l.ffn_params());
     if (l.experts > 0) {
         const double router = double(l.hidden * l.experts);
@@ -32,18 +34,21 @@ void add_block(const Job& job, const TrainingSetup& set, const LayerSpec& l, boo
     }
     ffn /= tp;
     // Norms and the other small tensors that stay unquantised: T5's position table, a learnable activation's scalars.
-    const double norms = double(l.norm_params() + l.relative_attention_params + l.activation_params);
+    const double norms = double(l.norm_params() + l.relative_attention_params + l.activation_params +
+                                (l.ssm_params() - l.ssm_linear_params()));
     const double layer = attn + ffn + norms;
     p.blocks += layer;
     if (layer > p.largest_layer) p.largest_layer_quantised = qlora && !trains ? attn + ffn : 0;
     p.largest_layer = std::max(p.largest_layer, layer);
     if (qlora && !trains)
         p.largest_quantised = std::max({p.largest_quantised, double(l.hidden) * double(l.ffn_intermediate) / tp,
-                                        double(l.hidden) * double(l.q_dim()) / tp});
+                                        double(l.hidden) * double(l.q_dim()) / tp,
+                                        double(l.hidden) * double(l.ssm_in_width()) / tp});
     if (trains) {
         p.trainable += layer;
         p.linear_weights += attn + ffn;
-        const double widest = double(std::max({l.q_dim(), l.ffn_intermediate * std::max<int64_t>(1, l.experts)}));
+        const double widest = double(std::max({l.q_dim(), l.ffn_intermediate * std::max<int64_t>(1, l.experts),
+                                               l.ssm_in_width()}));
         p.largest_trainable_matrix = std::max(p.largest_trainable_matrix, double(l.hidden) * widest / tp);
     } else if (qlora) {
         p.quantised += attn + ffn;

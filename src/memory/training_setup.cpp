@@ -21,11 +21,13 @@ uint32_t lora_target_bits(const std::string& name) {
         {"q_proj", kQ}, {"q", kQ}, {"query", kQ},
         {"k_proj", kK}, {"k", kK}, {"key", kK},
         {"v_proj", kV}, {"v", kV}, {"value", kV},
-        {"o_proj", kO}, {"o", kO}, {"out_proj", kO}, {"dense", kO},
+        {"o_proj", kO}, {"o", kO}, {"out_proj", kO | kSsmOut}, {"dense", kO},
         {"qkv_proj", kQ | kK | kV}, {"query_key_value", kQ | kK | kV}, {"c_attn", kQ | kK | kV}, {"Wqkv", kQ | kK | kV},
         {"gate_proj", kGate}, {"w1", kGate}, {"wi_0", kGate},
         {"up_proj", kUp}, {"w3", kUp}, {"wi_1", kUp}, {"wi", kUp}, {"fc1", kUp}, {"c_fc", kUp}, {"dense_h_to_4h", kUp},
         {"gate_up_proj", kGate | kUp},
+        // state-space mixers (MambaMixer, Mamba2Mixer and the hybrids' copies): out_proj is the mixer's output too
+        {"in_proj", kSsmIn}, {"x_proj", kSsmX}, {"dt_proj", kSsmDt},
         {"down_proj", kDown}, {"w2", kDown}, {"wo", kDown}, {"fc2", kDown}, {"dense_4h_to_h", kDown},
         {"c_proj", kO | kDown},   // gpt2 names both the attention output and the MLP output c_proj
     };
@@ -51,12 +53,24 @@ uint32_t lora_target_bits(const std::string& name) {
 int64_t lora_params_in_layer(const LayerSpec& l, uint32_t mask, int64_t r) {
     int64_t p = 0;
     const int64_t attn_mult = l.cross_attention ? 2 : 1;
+    // A block without attention (a state-space mixer alone) or without an FFN has none of their linears.
+    const uint32_t attention_bits = l.has_attention() ? ~0u : ~uint32_t(kQ | kK | kV | kO);
+    const uint32_t ffn_bits = l.ffn_intermediate > 0 ? ~0u : ~uint32_t(kGate | kUp | kDown);
+    mask &= attention_bits & ffn_bits;
     if (mask & kQ) p += attn_mult * r * (l.hidden + l.q_dim());
     if (mask & kK) p += attn_mult * r * (l.hidden + l.kv_dim());
     if (mask & kV) p += attn_mult * r * (l.hidden + l.kv_dim());
     if (mask & kO) p += attn_mult * r * (l.q_dim() + l.hidden);
     // afmoe's attention output gate is a gate_proj too (AfmoeAttention.gate_proj): a gate_proj target adapts it.
     if ((mask & kGate) && l.attention_output_gate) p += r * (l.hidden + l.q_dim());
+    if (l.ssm != SsmKind::none) {
+        if (mask & kSsmIn) p += r * (l.hidden + l.ssm_in_width());
+        if (mask & kSsmOut) p += r * (l.ssm_inner + l.hidden);
+        if (l.ssm == SsmKind::mamba1) {
+            if (mask & kSsmX) p += r * (l.ssm_inner + l.ssm_x_width());
+            if (mask & kSsmDt) p += r * (l.ssm_dt_rank + l.ssm_inner);
+        }
+    }
     const int64_t n = l.experts > 0 ? l.experts : 1;
     const int64_t i = l.ffn_intermediate;
     if ((mask & kGate) && l.ffn_kind == FfnKind::gated) p += n * r * (l.hidden + i);
@@ -125,9 +139,14 @@ void set_adapters(const Job& job, TrainingSetup& s) {
     if (t.method == Method::freeze)
         s.first_trainable_layer = static_cast<int64_t>(job.model.num_layers()) - t.freeze_trainable_layers;
     if (!s.adapters) return;
-    if (t.lora.all_linear) s.lora_mask = kAllLinears;
+    // PEFT's all-linear takes every nn.Linear but the output head: a state-space mixer's too.
+    if (t.lora.all_linear) s.lora_mask = kAllLinears | kSsmLinears;
+    const bool ssm = job.model.has_ssm();
     for (const auto& name : t.lora.targets) {
-        s.lora_mask |= lora_target_bits(name);
+        uint32_t bits = lora_target_bits(name);
+        // The hybrid families name attention's output o_proj: out_proj is the state-space mixer's alone there.
+        if (ssm && (bits & kSsmOut)) bits &= ~uint32_t(kO);
+        s.lora_mask |= bits;
         if (name == "lm_head") s.lora_on_head = true;
     }
 }

@@ -524,7 +524,8 @@ const std::vector<hf::FamilyReader>& all_families() {
     static const std::vector<hf::FamilyReader> all = [] {
         std::vector<hf::FamilyReader> v;
         for (const auto* group :
-             {&hf::core_families(), &hf::moe_families(), &hf::vlm_families(), &hf::dense_families()})
+             {&hf::core_families(), &hf::moe_families(), &hf::vlm_families(), &hf::dense_families(),
+              &hf::hybrid_families()})
             v.insert(v.end(), group->begin(), group->end());
         return v;
     }();
@@ -544,6 +545,13 @@ const std::vector<std::string>& supported_model_types() {
 
 ModelSpec model_from_hf_config(const Fields& f, const std::string& name) {
     auto type = f.get_string("model_type");
+    // The original Mamba checkpoints (state-spaces/mamba-*) publish mamba_ssm's MambaConfig, which has no model_type.
+    if (!type && f.has("ssm_cfg") && f.has("d_model") && f.has("n_layer")) {
+        ModelSpec m = hf::mamba_ssm_checkpoint(f);
+        m.architecture = "mamba_ssm";
+        m.name = name;
+        return m;
+    }
     if (!type) f.fail("model_type", "missing: name the model family (one of llama, mistral, ..., t5)");
     const auto& families = all_families();
     const auto family = std::find_if(families.begin(), families.end(),

@@ -87,6 +87,10 @@ const std::vector<FamilyReader>& core_families();   // hf_config.cpp
 const std::vector<FamilyReader>& dense_families();  // hf_config_dense.cpp: Llama-layout variants by traits
 const std::vector<FamilyReader>& moe_families();    // hf_config_moe.cpp
 const std::vector<FamilyReader>& vlm_families();    // hf_config_vlm.cpp: vision-language checkpoints
+const std::vector<FamilyReader>& hybrid_families(); // hf_config_hybrid.cpp: state-space and hybrid models
+
+// A mamba_ssm checkpoint's config.json (MambaLMHeadModel: d_model, n_layer, ssm_cfg; no model_type).
+ModelSpec mamba_ssm_checkpoint(const Fields& f);
 
 // The Llama layout and its variations by model_type (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma,
 // gemma2, gemma3_text, phi3): the text model of composite checkpoints (hf_config.cpp read_llama_like).

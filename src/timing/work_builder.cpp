@@ -8,6 +8,7 @@
 #include "timing/fsdp2_copies.hpp"
 #include "timing/fsdp_gradient_traffic.hpp"
 #include "timing/qlora_dequant.hpp"
+#include "timing/ssm_work.hpp"
 
 #include <algorithm>
 #include <array>
@@ -87,7 +88,7 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
         add_linear(w, c, tokens, in, out, count, lora & bits, trains, needs_grad, in_bytes);
         if (bias && trains) add_bias_grad(w, c, tokens, out, count);
     };
-    const int attention_sets = l.cross_attention ? 2 : 1;
+    const int attention_sets = !l.has_attention() ? 0 : l.cross_attention ? 2 : 1;
     for (int s = 0; s < attention_sets; ++s) {
         if (c.fused_qkv) linear(h, (q + 2 * kv) / tp, 1, kQ | kK | kV, normed, l.qkv_bias);
         else {
@@ -98,6 +99,16 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
         linear(q / tp, h, 1, kO, act, l.o_bias);
         if (l.attention_output_gate) linear(h, q / tp, 1, kGate, normed);   // afmoe self_attn.gate_proj
     }
+    if (l.ssm != SsmKind::none) {   // the mixer's in_proj, (mamba1: x_proj, dt_proj,) out_proj; heads split under TP
+        const double I = double(l.ssm_inner) / tp;
+        linear(h, double(l.ssm_in_width()) / tp, 1, kSsmIn, normed, l.ssm_proj_bias);
+        if (l.ssm == SsmKind::mamba1) {
+            linear(I, double(l.ssm_x_width()), 1, kSsmX, act);
+            linear(double(l.ssm_dt_rank), I, 1, kSsmDt, act, true);
+        }
+        linear(I, h, 1, kSsmOut, act, l.ssm_proj_bias);
+    }
+    if (l.ffn_intermediate == 0) return;   // Mamba's blocks and Nemotron-H's mixer blocks have no FFN
     double expert_tokens = tokens, experts_here = 1;
     if (l.experts > 0) {
         const double ep = double(c.job.spec.parallel.ep);
@@ -153,23 +164,31 @@ void add_block_elementwise(LayerWork& w, const LayerSpec& l, const ModelSpec& m,
     const bool eager_rms = m.norm == NormKind::rmsnorm && !c.fused_norm && !c.compiled;
     bytes += l.norms * (eager_rms ? (R + 28 + 3 * B) : (R + B)) * h;
     kernels += l.norms * (eager_rms ? 7 : 1);
-    const double sublayers = l.parallel_attn_mlp ? 1 : (l.cross_attention ? 3 : 2);
+    // A block holds one residual add per sub-layer: a mixer (attention, a state-space mixer or both side by side,
+    // Falcon-H1) and an FFN, either of which a hybrid block may lack.
+    const double sublayers = l.ssm != SsmKind::none || !l.has_attention()
+                                 ? double(l.ffn_intermediate > 0) + double(l.ssm != SsmKind::none || l.has_attention())
+                                 : l.parallel_attn_mlp ? 1 : (l.cross_attention ? 3 : 2);
     bytes += sublayers * 3 * R * h;
     kernels += sublayers;
-    if (m.position == PositionKind::rotary) {
+    if (m.position == PositionKind::rotary && l.has_attention()) {
         const bool fused_rope = c.compiled || c.fused_norm;
         bytes += (fused_rope ? 2 : 7) * B * (q + kv) / tp;
         kernels += fused_rope ? 1 : 10;
     }
     bytes += 2 * B * q / tp;   // attention output layout copy
-    kernels += c.compiled ? 0 : 2;
+    kernels += c.compiled || !l.has_attention() ? 0 : 2;
     const double ffn_i = i / tp * (l.experts > 0 ? double(l.experts_per_token) : 1.0);
-    if (l.ffn_kind == FfnKind::gated) bytes += (c.compiled ? 3 : 5) * B * ffn_i, kernels += c.compiled ? 1 : 2;
+    if (l.ffn_intermediate == 0) {
+    } else if (l.ffn_kind == FfnKind::gated) bytes += (c.compiled ? 3 : 5) * B * ffn_i, kernels += c.compiled ? 1 : 2;
     else add_plain_activation(m, c, ffn_i, bytes, kernels);
     if (m.hidden_dropout > 0) bytes += sublayers * (2 * R + 1) * h, kernels += sublayers;
     if (c.set.bytes.autocast && c.set.bytes.norm_out >= 4) {
         // autocast casts an fp32 norm output to the compute dtype per linear call (a bf16 one passes uncast)
-        const double casts = (c.fused_qkv ? 1 : 3) + (l.ffn_kind == FfnKind::gated ? 2 : 1);
+        double casts = (c.fused_qkv ? 1 : 3) + (l.ffn_kind == FfnKind::gated ? 2 : 1);
+        if (l.ssm != SsmKind::none || !l.has_attention())   // a hybrid block: the linears it has that read the norm
+            casts = (l.has_attention() ? (c.fused_qkv ? 1 : 3) : 0) + (l.ssm != SsmKind::none ? 1 : 0) +
+                    (l.ffn_intermediate > 0 ? (l.ffn_kind == FfnKind::gated ? 2 : 1) : 0);
         bytes += casts * (c.set.bytes.norm_out + B) * h;
         kernels += c.compiled ? 0 : casts;
     }
@@ -245,7 +264,8 @@ bool same_shape(const LayerSpec& a, const LayerSpec& b) {
     return a.hidden == b.hidden && a.heads == b.heads && a.kv_heads == b.kv_heads && a.head_dim == b.head_dim &&
            a.ffn_intermediate == b.ffn_intermediate && a.experts == b.experts && a.cross_attention == b.cross_attention &&
            a.sliding_window == b.sliding_window && a.norms == b.norms && a.ffn_kind == b.ffn_kind &&
-           a.shared_expert_intermediate == b.shared_expert_intermediate && a.is_encoder == b.is_encoder;
+           a.shared_expert_intermediate == b.shared_expert_intermediate && a.is_encoder == b.is_encoder &&
+           a.ssm == b.ssm && a.ssm_inner == b.ssm_inner && a.ssm_state == b.ssm_state && a.ssm_heads == b.ssm_heads;
 }
 
 
@@ -371,7 +391,8 @@ LayerWork layer_work(const LayerSpec& l, const ModelSpec& m, const WorkContext& 
     LayerWork out;
     add_projections(out, l, c, tokens, trains, needs_grad);
     add_fp8_block_casts(out, l, c, tokens, trains, needs_grad);
-    const double attention_forward_flops = add_attention_core(out, l, c, tokens, seq, needs_grad);
+    const double attention_forward_flops = l.has_attention() ? add_attention_core(out, l, c, tokens, seq, needs_grad) : 0;
+    add_ssm_core(out, l, c, tokens, seq, needs_grad);
     add_block_elementwise(out, l, m, c, tokens, needs_grad);
     if (!needs_grad) {
         out.backward = Work{};

@@ -95,6 +95,7 @@ const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
     {"tencent/Hunyuan-0.5B-Instruct", {0.535e9, 0.545e9}},       // survey table from its config.json / GGUF: 0.54B
     // Mistral: a 12B decoder (Mistral Nemo, exactly 12,247,782,400) + a 400M vision encoder.
     {"mistral-community/pixtral-12b", {12247782400.0 + 0.35e9, 12247782400.0 + 0.45e9}},
+    {"ai21labs/Jamba-v0.1", {52e9 * 0.99, 52e9 * 1.01}},                     // model card: 52B total
 };
 
 TEST(ModelParams, EveryCatalogModelMatchesSourcesTable) {
@@ -576,6 +577,51 @@ std::vector<Tiny> tiny_models() {
          "{model_type: seed_oss, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
          " num_key_value_heads: 2, head_dim: 16, vocab_size: 1000}",
          202304, {37120, 37120}},
+        // mamba: MambaBlock = RMSNorm 64 + MambaMixer with I = 2*64 = 128, N 16, K 4, R = ceil(64/16) = 4: in_proj
+        // 64*256 = 16,384; conv1d 128*4 + bias 128 = 640; x_proj 128*(4 + 32) = 4,608; dt_proj 4*128 + 128 = 640;
+        // A_log 128*16 = 2,048; D 128; out_proj 128*64 = 8,192 -> 32,704. Tied: 2*32,704 + 64,000 + 64 = 129,472.
+        {"mamba_selective_scan_tied",
+         "{model_type: mamba, hidden_size: 64, num_hidden_layers: 2, vocab_size: 1000}", 129472, {32704, 32704}},
+        // mamba2: I = 128 in H = 8 heads, G = 2 groups of N = 16: in_proj 64*(256 + 64 + 8) = 20,992; conv1d over
+        // 128 + 64 = 192 channels 192*4 + 192 = 960; dt_bias, A_log, D 3*8 = 24; gated norm 128; out_proj 8,192;
+        // block norm 64 -> 30,360. Untied: 2*30,360 + 128,000 + 64 = 188,784.
+        {"mamba2_ssd_groups",
+         "{model_type: mamba2, hidden_size: 64, num_hidden_layers: 2, vocab_size: 1000, num_heads: 8, head_dim: 16,"
+         " state_size: 16, n_groups: 2}",
+         188784, {30360, 30360}},
+        // jamba, attention at i % 2 == 1, experts at i % 2 == 0: Mamba layer = MambaMixer (I 128, N 8, R 4: 16,384 +
+        // 640 + 128*20 + 640 + 1,024 + 128 + 8,192 = 29,568) + dt/B/C layernorms 4 + 8 + 8 = 29,588, 4 experts of
+        // 3*64*128 + router 256 = 98,560, norms 128 -> 128,276; attention layer 12,288 + MLP 24,576 + 128 = 36,992.
+        // Untied: 2*(128,276 + 36,992) + 128,000 + 64 = 458,600.
+        {"jamba_periods",
+         "{model_type: jamba, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 4, num_attention_heads: 4,"
+         " num_key_value_heads: 2, attn_layer_period: 2, attn_layer_offset: 1, expert_layer_period: 2,"
+         " expert_layer_offset: 0, num_experts: 4, num_experts_per_tok: 2, mamba_d_state: 8, vocab_size: 1000}",
+         458600, {128276, 36992, 128276, 36992}},
+        // falcon_h1: attention 12,288 + MLP 24,576 + Mamba-2 beside it (I 128, H 8, G 1, N 16: in_proj 64*(256 + 32
+        // + 8) = 18,944, conv1d 160*4 + 160 = 800, 24, gated norm 128 with mamba_rms_norm, out_proj 8,192 = 28,088)
+        // + 2 norms 128 = 65,080. Untied: 2*65,080 + 128,064 = 258,224.
+        {"falcon_h1_parallel_mamba",
+         "{model_type: falcon_h1, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000, mamba_d_ssm: 128, mamba_n_heads: 8, mamba_d_state: 16,"
+         " mamba_rms_norm: true}",
+         258224, {65080, 65080}},
+        // granitemoehybrid: every layer 4 experts of 3*64*32 = 24,576 + router 256 + shared MLP 3*64*64 = 12,288 ->
+        // 37,120, norms 128; the mamba layer's mixer 28,088 (as falcon_h1's) -> 65,336; the attention layer 12,288 ->
+        // 49,536. Tied: 114,872 + 64,000 + 64 = 178,936.
+        {"granitemoehybrid_layer_types",
+         "{model_type: granitemoehybrid, hidden_size: 64, intermediate_size: 32, num_hidden_layers: 2,"
+         " num_attention_heads: 4, num_key_value_heads: 2, num_local_experts: 4, num_experts_per_tok: 2,"
+         " shared_intermediate_size: 64, layer_types: [mamba, attention], mamba_n_heads: 8, mamba_d_state: 16,"
+         " vocab_size: 1000, tie_word_embeddings: true}",
+         178936, {65336, 49536}},
+        // nemotron_h "M*-": Mamba-2 block 30,360 (as mamba2's), attention 12,288 + norm 64, relu2 MLP 2*64*160 +
+        // norm 64 = 20,544. Untied: 63,256 + 128,064 = 191,320.
+        {"nemotron_h_pattern",
+         "{model_type: nemotron_h, hidden_size: 64, intermediate_size: 160, num_hidden_layers: 3,"
+         " hybrid_override_pattern: 'M*-', num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16,"
+         " mamba_num_heads: 8, mamba_head_dim: 16, n_groups: 2, ssm_state_size: 16, chunk_size: 128, vocab_size: 1000}",
+         191320, {30360, 12352, 20544}},
     };
 }
 

@@ -226,8 +226,8 @@ std::vector<BadJob> bad_jobs() {
          composed("{model_type: lama, hidden_size: 64, intermediate_size: 160, num_hidden_layers: 2, num_attention_heads: 4, "
                   "vocab_size: 10}", 1),
          {}, "model.model_type", "unsupported family 'lama' (did you mean 'llama'?)"},
-        {"inline_model_unsupported_family", composed("{model_type: mamba, hidden_size: 64}", 1), {}, "model.model_type",
-         "unsupported family 'mamba'"},
+        {"inline_model_unsupported_family", composed("{model_type: rwkv, hidden_size: 64}", 1), {}, "model.model_type",
+         "unsupported family 'rwkv'"},
         {"inline_model_kv_not_dividing", composed(kTinyInline + ", intermediate_size: 160, num_key_value_heads: 3}", 1), {}, "model.num_key_value_heads",
          "3 key/value heads do not divide 4 attention heads"},
         {"inline_model_hidden_not_divisible", composed("{model_type: llama, hidden_size: 65, intermediate_size: 160, "
