@@ -132,6 +132,19 @@ TEST(VisionLanguage, VoxtralEncoderIsAnAudioEncoder) {
     EXPECT_EQ(m.vision_params, 3328 + 6144);
 }
 
+// The plan's note about an audio encoder speaks of audio clips, not images.
+TEST(VisionLanguage, AudioEncoderNoteSpeaksOfAudio) {
+    Json doc = tiny_job_document();
+    doc["model"] = Json::parse(std::string(R"({"model_type": "voxtral", "text_config": {)") + kTinyText +
+                               R"(}, "audio_config": {"hidden_size": 16, "intermediate_size": 32,
+        "num_hidden_layers": 1, "num_mel_bins": 4, "max_source_positions": 6}})");
+    const auto notes = accuracy_notes(job_from_document(doc, "tiny.yaml"));
+    const auto note = std::find_if(notes.begin(), notes.end(), [](const std::string& n) { return n.find("audio encoder") == 0; });
+    ASSERT_NE(note, notes.end());
+    EXPECT_NE(note->find("per audio clip"), std::string::npos) << *note;
+    EXPECT_EQ(note->find("image"), std::string::npos) << *note;
+}
+
 std::string write_config(const std::string& name, const std::string& text) {
     return spec_test::write_scratch(name, text);
 }
