@@ -19,6 +19,7 @@ struct FrameworkProfile {
     std::string default_loss = "standard";
     std::string default_optimizer = "adamw";
     double default_lora_dropout = 0.0;
+    std::vector<std::string> default_lora_targets;           // empty: all linear layers of the blocks
     std::string default_optimizer_impl = "foreach";          // torch.optim's default on CUDA
     std::string default_activation_checkpointing = "none";
     std::string default_activation_offload = "none";         // none | cpu | checkpoints (applied with full recompute)

@@ -31,6 +31,11 @@ enum class ContextParallelExchange { ring, all_gather, pass_kv };
 // checkpoints: (activations only) the recompute checkpoints, i.e. block inputs, go to host memory.
 enum class OffloadTarget { none, cpu, nvme, checkpoints };
 
+// What trains of a multimodal checkpoint's encoder (ModelSpec::encoder) when the text model's weights train (method
+// full): all of it (transformers' default: every parameter requires grad), only the projector into the text model
+// (LLaMA-Factory freeze_vision_tower), or nothing (also freeze_multi_modal_projector). LoRA and freeze keep it frozen.
+enum class EncoderTraining { trained, projector, frozen };
+
 struct LoraConfig {
     int64_t rank = 16;
     double alpha = 32;
@@ -45,12 +50,19 @@ enum class QloraKernel {
     bitsandbytes_047,   // the same up to bitsandbytes 0.47, whose NF4 dequantisation kernel branched per element
     torchao,        // torchao NF4Tensor (torchtune): linear_nf4 dequantises in forward and in backward
     auto_gptq,      // auto-gptq int4 QuantLinear: dequantised with PyTorch ops; backward reuses the saved weight
+    // Set by a pre-quantised checkpoint's quantization_config (ModelSpec::quantized), not named in job files:
+    awq,            // AutoAWQ WQLinear_GEMM: dequantised to fp16 in forward and again in backward
+    modelopt_nvfp4, // ModelOpt NVFP4 weights: dequantised by ModelOpt's fp4_dequantize per use
 };
 
 struct QloraConfig {
-    int bits = 4;                      // 4 (NF4) or 8 (LLM.int8)
+    int bits = 4;                      // 4 (NF4 / int4) or 8 (LLM.int8)
     bool double_quant = true;
     QloraKernel kernel = QloraKernel::bitsandbytes;
+    // Weights per scale (and zero) of the group-quantised formats (auto-gptq, AWQ, NVFP4). 128 is the default of
+    // Qwen's GPTQ script (QwenLM/Qwen run_gptq.py, --group-size default 128), the auto-gptq checkpoints in validation;
+    // a pre-quantised checkpoint sets its own (quantization_config.group_size).
+    int64_t group_size = 128;
 };
 
 struct TrainSpec {
@@ -58,6 +70,7 @@ struct TrainSpec {
     LoraConfig lora;
     QloraConfig qlora;
     int64_t freeze_trainable_layers = 2;
+    EncoderTraining encoder = EncoderTraining::trained;
     Precision precision = Precision::bf16;
     WeightsMode weights = WeightsMode::mixed;
     Optimizer optimizer = Optimizer::adamw;
@@ -157,6 +170,7 @@ struct JobSpec {
 };
 
 const char* to_string(Method);
+const char* to_string(EncoderTraining);
 const char* to_string(Precision);
 const char* to_string(Optimizer);
 const char* to_string(OptimizerImpl);

@@ -10,6 +10,26 @@ namespace ftb {
 enum class FfnKind { plain, gated };           // plain: up -> act -> down; gated: SwiGLU / GeGLU (gate, up, down)
 enum class NormKind { layernorm, rmsnorm };
 enum class PositionKind { rotary, learned, alibi, relative_buckets };
+// A block's state-space sequence mixer (none: attention alone). mamba1: the selective scan of Mamba (transformers
+// modeling_mamba.py MambaMixer, modeling_jamba.py JambaMambaMixer); mamba2: the state-space duality of Mamba-2
+// (modeling_mamba2.py Mamba2Mixer, modeling_falcon_h1.py FalconH1Mixer, modeling_granitemoehybrid.py
+// GraniteMoeHybridMambaLayer, modeling_nemotron_h.py NemotronHMamba2Mixer).
+enum class SsmKind { none, mamba1, mamba2 };
+
+// How a pre-quantised checkpoint stores its block linears (config.json `quantization_config`). none: unquantised,
+// in the dtype the job loads it (a job may still quantise it on load: train.method qlora).
+enum class WeightFormat {
+    none,
+    awq,      // AutoAWQ GEMM packing: `bits`-bit codes, one fp16 scale and one packed zero per group of input rows
+    gptq,     // GPTQ (auto-gptq / optimum) packing: the same buffers (qweight, qzeros, scales; g_idx per input row)
+    nvfp4,    // NVIDIA ModelOpt NVFP4: FP4 E2M1 codes, one FP8 E4M3 scale per group of 16, an FP32 scale per tensor
+};
+
+struct QuantizedWeights {
+    WeightFormat format = WeightFormat::none;
+    int bits = 16;                     // per weight code
+    int64_t group_size = 0;            // weights sharing one scale (and zero)
+};
 
 // One block (decoder layer, or an encoder/decoder block of an encoder-decoder model).
 struct LayerSpec {
@@ -46,7 +66,31 @@ struct LayerSpec {
     int64_t kv_lora_rank = 0;
     int64_t qk_rope_head_dim = 0;
     int64_t v_head_dim = 0;
-    int64_t sliding_window = 0;        // 0 = full attention
+    int64_t sliding_window = 0;        // 0 = full attention (llama4: the chunk of its chunked-attention layers)
+    // A learned per-head logit each query also attends to (gpt_oss: GptOssAttention.sinks, one value per head).
+    bool attention_sinks = false;
+    // The experts' SwiGLU clamps gate and up and adds 1 to up before the product (gpt_oss: GptOssExperts._apply_gate,
+    // torchtitan gpt_oss/model/moe.py swiglu): more intermediates saved for backward than silu(gate) * up.
+    bool clamped_swiglu = false;
+    // A sigmoid gate on the attention output from its own projection, hidden -> heads * head_dim without bias
+    // (afmoe: AfmoeAttention.gate_proj, output * sigmoid(gate_proj(x)) before o_proj).
+    bool attention_output_gate = false;
+    int64_t activation_params = 0;     // a learnable activation's own scalars (xIELU: alpha_p, alpha_n)
+    // State-space mixer (SsmKind). A block without attention has heads = kv_heads = 0; one without an FFN has
+    // ffn_intermediate = 0 (Mamba's blocks are a norm and the mixer). Attention beside an SSM on the same normed
+    // input is Falcon-H1's parallel hybrid.
+    SsmKind ssm = SsmKind::none;
+    int64_t ssm_inner = 0;             // d_inner: the scan's channels (expand * hidden, or Falcon-H1's mamba_d_ssm)
+    int64_t ssm_state = 0;             // N: state size per channel (mamba1) or per group (mamba2)
+    int64_t ssm_conv = 0;              // K: the depthwise causal convolution's kernel
+    int64_t ssm_dt_rank = 0;           // mamba1: R, the rank of the step size's projection
+    int64_t ssm_heads = 0;             // mamba2: H heads of ssm_inner / H channels each
+    int64_t ssm_groups = 0;            // mamba2: G groups sharing B and C
+    int64_t ssm_chunk = 0;             // mamba2: the SSD algorithm's chunk length
+    bool ssm_conv_bias = false;
+    bool ssm_proj_bias = false;        // biases on in_proj and out_proj
+    bool ssm_gated_norm = false;       // mamba2: the gated RMSNorm over d_inner before out_proj
+    int64_t ssm_extra_params = 0;      // norms inside the mixer (Jamba: dt, B and C layernorms)
 
     int64_t q_dim() const { return heads * head_dim; }
     int64_t kv_dim() const { return kv_heads * head_dim; }
@@ -54,7 +98,30 @@ struct LayerSpec {
     int64_t ffn_params() const;        // dense FFN, or all experts + router + shared expert
     int64_t ffn_params_active() const; // FFN parameters one token touches (top-k experts + shared)
     int64_t norm_params() const;
-    int64_t params() const { return attention_params() + ffn_params() + norm_params() + relative_attention_params; }
+    int64_t ssm_params() const;        // the state-space mixer, exact (0 without one)
+    int64_t ssm_linear_params() const; // of those, the nn.Linear weights (in_proj, x_proj, dt_proj, out_proj)
+    int64_t ssm_in_width() const;      // in_proj's output width (mamba1: 2 d_inner; mamba2: 2 d_inner + 2 G N + H)
+    int64_t ssm_conv_width() const;    // channels of the convolution (mamba1: d_inner; mamba2: d_inner + 2 G N)
+    int64_t ssm_x_width() const { return ssm == SsmKind::mamba1 ? ssm_dt_rank + 2 * ssm_state : 0; }   // mamba1 x_proj
+    bool has_attention() const { return heads > 0; }
+    int64_t params() const {
+        return attention_params() + ffn_params() + norm_params() + relative_attention_params + activation_params +
+               ssm_params();
+    }
+};
+
+// A multimodal checkpoint's non-text encoder (vision tower or audio encoder) and the projector that maps its outputs
+// into the text model's embedding space. The text model's blocks are ModelSpec::layers; the encoder is counted beside
+// them: its weights are held (and, trained, its gradients and optimizer state), while its compute and activations per
+// image depend on how many images or audio frames a sequence carries, which no job field states.
+struct EncoderSpec {
+    std::string modality;              // "vision" or "audio"; empty: a text-only checkpoint
+    std::string kind;                  // the encoder's architecture, as its config names it (siglip, clip, pixtral, ...)
+    int64_t params = 0;                // the encoder, exact, without the projector
+    int64_t projector_params = 0;      // the projector (and merger) into the text model, exact
+    int64_t layers = 0;                // its blocks
+    int64_t hidden = 0;                // its width
+    bool present() const { return !modality.empty(); }
 };
 
 struct ModelSpec {
@@ -71,9 +138,11 @@ struct ModelSpec {
     int64_t final_norm_params = 0;     // per stack (decoder-only: one; T5: encoder + decoder)
     int final_norms = 1;
     int64_t extra_params = 0;          // family-specific leftovers (OPT project_in/out), named in the reader
-    int64_t vision_params = 0;         // multimodal checkpoints: vision encoder + projector into the text model
+    int64_t vision_params = 0;         // multimodal checkpoints: encoder.params + encoder.projector_params
+    EncoderSpec encoder;               // multimodal checkpoints: the vision or audio encoder and its projector
+    QuantizedWeights quantized;        // a pre-quantised checkpoint's block linears
     NormKind norm = NormKind::rmsnorm;
-    std::string activation;            // silu, gelu, gelu_tanh, relu
+    std::string activation;            // config hidden_act: silu, gelu, gelu_pytorch_tanh, relu, relu2, xielu
     // Dropout the config keeps on during training: each active dropout saves a 1-byte mask per element.
     double attention_dropout = 0;      // on the attention probabilities (eager attention)
     double hidden_dropout = 0;         // on each sub-layer's output before the residual add
@@ -89,6 +158,7 @@ struct ModelSpec {
     int64_t total_params() const;      // exact; tied embeddings counted once
     int64_t active_params() const;     // per token (MoE: top-k experts)
     bool is_moe() const;
+    bool has_ssm() const;              // any block with a state-space mixer
 };
 
 }  // namespace ftb

@@ -57,6 +57,11 @@ struct DeviceSpec {
     // not datasheet peaks: no fraction of peak is applied to them again.
     bool tflops_measured = false;
     bool bandwidth_measured = false;
+    // A GPU held to a board power limit below its part's rating (a variant lowering its base's tdp_w:
+    // spec/power_capped_peaks.hpp): the rating it is held below and the tensor-core clock the limit sustains, as a
+    // fraction of the rated part's (the peaks above already carry it). 0 and 1: not capped.
+    double rated_tdp_w = 0;
+    double power_clock_fraction = 1;
 };
 
 // A kind of wire: bandwidth per direction, latency, and the fraction a real transfer achieves.

@@ -15,7 +15,23 @@ std::string layer_kind(const LayerSpec& l) {
     std::string k = l.cross_attention ? "decoder" : (l.is_encoder ? "encoder" : "block");
     if (l.experts > 0) k += fmt::format(" moe {}x top{}", l.experts, l.experts_per_token);
     if (l.sliding_window > 0) k += fmt::format(" window {}", l.sliding_window);
+    // A hybrid model's blocks by mixer: state-space (with attention beside it: Falcon-H1), attention alone, or none.
+    if (l.ssm != SsmKind::none)
+        k += fmt::format(" {}{} d_inner {} state {}", l.has_attention() ? "attention + " : "",
+                         l.ssm == SsmKind::mamba1 ? "mamba1" : "mamba2", l.ssm_inner, l.ssm_state);
+    else if (!l.has_attention()) k += " mlp";
+    if (l.ssm != SsmKind::none && l.ffn_intermediate == 0) k += " no-ffn";
     return k;
+}
+
+// The block that shows the model's attention and FFN shapes: the first with both (every block of a transformer),
+// else the first with attention, else the first.
+const LayerSpec& shape_block(const ModelSpec& m) {
+    for (const auto& l : m.layers)
+        if (l.has_attention() && l.ffn_intermediate > 0) return l;
+    for (const auto& l : m.layers)
+        if (l.has_attention()) return l;
+    return m.layers.front();
 }
 
 const Register reg{Command{
@@ -43,7 +59,7 @@ const Register reg{Command{
                 j["layers"] = m.num_layers();
                 j["hidden_size"] = m.hidden;
                 j["vocab_size"] = m.vocab;
-                const LayerSpec& l = m.layers.front();
+                const LayerSpec& l = shape_block(m);
                 j["attention_heads"] = l.heads;
                 j["kv_heads"] = l.kv_heads;
                 j["head_dim"] = l.head_dim;
@@ -57,7 +73,7 @@ const Register reg{Command{
                 }
                 out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
             } else {
-                const LayerSpec& l = m.layers.front();
+                const LayerSpec& l = shape_block(m);
                 out += fmt::format("{} ({})\n", m.name, m.architecture);
                 out += fmt::format("  hidden {}, {} layers, {} heads ({} key/value, head_dim {}), FFN {} {}, vocab {}{}\n",
                                    m.hidden, m.num_layers(), l.heads, l.kv_heads, l.head_dim,

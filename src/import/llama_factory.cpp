@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "import/trainer_fields.hpp"
+#include "spec/catalog.hpp"
 
 namespace ftb::import {
 namespace {
@@ -31,6 +32,32 @@ void map_lora(Mapper& m) {
         if (!item.empty()) list.push_back(item);
     }
     m.set("train.lora.targets", list, "lora_target: " + target);
+}
+
+// A vision-language checkpoint's freezes (finetuning_args.py FinetuningArguments: freeze_vision_tower True,
+// freeze_multi_modal_projector True, freeze_language_model False). LoRA and freeze tuning leave the tower and projector
+// frozen (the adapters go on the language model's linears); full tuning trains what these leave unfrozen.
+void map_multimodal_freezes(Mapper& m, const std::string& model, const std::string& type) {
+    auto setting = [&](const char* key, bool dflt) {
+        const Json* v = m.take(key);
+        return v && v->is_boolean() ? v->get<bool>() : dflt;
+    };
+    const bool tower = setting("freeze_vision_tower", true);
+    const bool projector = setting("freeze_multi_modal_projector", true);
+    const bool language = setting("freeze_language_model", false);
+    if (!Catalog::instance().model(model, {m.file(), "model_name_or_path"}).encoder.present()) return;
+    if (language)
+        m.fail("freeze_language_model", "true: only the vision tower or projector would train; ftbound plans the text "
+                                        "model's training (full, LoRA or freeze of its blocks)");
+    if (type != "full") return;
+    if (!tower && projector)
+        m.fail("freeze_multi_modal_projector", "true with freeze_vision_tower: false (the tower trains, its projector "
+                                               "not) is not a split ftbound plans (train.encoder: trained | projector | "
+                                               "frozen)");
+    const std::string what = tower ? (projector ? "frozen" : "projector") : "trained";
+    m.set("train.encoder", what, std::string("freeze_vision_tower: ") + (tower ? "true" : "false") +
+                                     ", freeze_multi_modal_projector: " + (projector ? "true" : "false") +
+                                     " (LLaMA-Factory's defaults: true, true)");
 }
 
 }  // namespace
@@ -63,6 +90,7 @@ void read_llama_factory(Mapper& m, const ImportOptions& o) {
     } else {
         m.fail("finetuning_type", "'" + type + "' is not lora, freeze or full");
     }
+    map_multimodal_freezes(m, model->get<std::string>(), type);
     const int64_t cutoff = whole(m, "cutoff_len");
     m.set("train.seq_len", cutoff ? cutoff : 2048, cutoff ? "cutoff_len: " + std::to_string(cutoff) : "no cutoff_len (LLaMA-Factory's default 2048)");
     const bool packing = flag(m, "packing") || flag(m, "neat_packing");

@@ -6,6 +6,7 @@
 // loss._component_; dtype; enable_activation_checkpointing; enable_activation_offloading; compile;
 // fsdp_cpu_offload (distributed recipes shard with FSDP2).
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "ftbound/error.hpp"
@@ -124,6 +125,33 @@ void assume_untruncated_seq_len(Mapper& m) {
                  "longer batch: --set train.seq_len=N for the data set's longest");
 }
 
+// torchtune's Llama 3.2 Vision builders (torchtune/models/llama3_2_vision/_model_builders.py) train three parts apart:
+// the encoder (CLIP tiles), the fusion parameters (the projection head's 8 transformer layers and projection, and the
+// decoder's cross-attention layers: DeepFusionModel, modules/model_fusion/_deep_fusion.py) and the decoder's other
+// layers; defaults decoder False, encoder True, fusion True (llama3_2_vision_11b), and "frozen", "lora", "lora" in the
+// lora_ builders. ftbound plans the text model's blocks as one (full, adapters or the last N) with the vision encoder
+// trained, projector-only or frozen: only every part fully trained maps onto that.
+void check_vision_trainables(Mapper& m, const std::string& comp) {
+    if (comp.find("llama3_2_vision") == std::string::npos) return;
+    const bool lora = comp.find(".lora_") != std::string::npos || comp.find(".qlora_") != std::string::npos;
+    auto part = [&](const char* key, const char* full_default, const char* lora_default) {
+        const Json* v = m.take(std::string("model.") + key);
+        std::string s = v ? show_value(*v) : (lora ? lora_default : full_default);
+        std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        return s == "true" ? std::string("full") : s == "false" ? std::string("frozen") : s;
+    };
+    const std::string decoder = part("decoder_trainable", "False", "frozen");
+    const std::string encoder = part("encoder_trainable", "True", "lora");
+    const std::string fusion = part("fusion_trainable", "True", "lora");
+    if (decoder == "full" && encoder == "full" && fusion == "full") return;
+    m.fail("model.decoder_trainable", "decoder " + decoder + ", encoder " + encoder + ", fusion " + fusion +
+                                          " (torchtune's Llama 3.2 Vision parts: decoder layers, CLIP encoder, and the "
+                                          "fusion layers = projection head + cross-attention layers): ftbound plans "
+                                          "the text model's blocks as one, with the vision encoder trained, projector-"
+                                          "only or frozen, so only decoder, encoder and fusion all fully trained maps "
+                                          "onto a plan");
+}
+
 }  // namespace
 
 void read_torchtune(Mapper& m, const ImportOptions& o) {
@@ -131,6 +159,7 @@ void read_torchtune(Mapper& m, const ImportOptions& o) {
     const std::string comp = component(m, "model");
     if (comp.empty()) m.fail("model._component_", "missing: a recipe without one trained model (PPO's policy_model and "
                                                    "reward_model) is not supported: ftbound plans one trained model");
+    check_vision_trainables(m, comp);
     // The model: the checkpoint folder's name is the HF id's name (tune download saves to /tmp/<name>).
     std::string dir;
     if (const Json* d = m.take("checkpointer.checkpoint_dir"); d && d->is_string()) {

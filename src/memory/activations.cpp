@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/activation.hpp"
+
 namespace ftb {
 
 double norm_saved_per_token(const ModelSpec& m, const Job& job, const TrainingSetup& s, bool weight_trainable) {
@@ -85,7 +87,7 @@ std::pair<double, double> projection_inputs(const LayerSpec& l, const Job& job, 
     const int qkv_linears = fused_qkv ? 1 : 3;
     const int qkv_adapters = fused_qkv ? ((lora & (kQ | kK | kV)) ? 1 : 0)
                                        : !!(lora & kQ) + !!(lora & kK) + !!(lora & kV);
-    const int attn_mult = l.cross_attention ? 2 : 1;
+    const int attn_mult = !l.has_attention() ? 0 : l.cross_attention ? 2 : 1;
     double rep = group_inputs(h, keeps_inputs ? qkv_linears : 0, qkv_adapters, s.bytes.norm_out) * attn_mult;
     const bool qkv_partly_adapted = (lora & (kQ | kK | kV)) != 0 && (lora & (kQ | kK | kV)) != (kQ | kK | kV);
     if (fused_qkv && job.framework.lora_qkv_zero_pad && qkv_partly_adapted) {
@@ -95,11 +97,36 @@ std::pair<double, double> projection_inputs(const LayerSpec& l, const Job& job, 
         rep += act * adapted * attn_mult;
     }
     double tp = group_inputs(q, keeps_inputs ? 1 : 0, (lora & kO) ? 1 : 0, act) * attn_mult;
+    // afmoe's output gate: output * sigmoid(gate_proj(x)) keeps sigmoid's output and the attention output (the
+    // product's two factors; flash keeps its output anyway) and o_proj reads the product, counted above; the gate's
+    // own projection reads the normed input the q/k/v projections keep.
+    if (l.attention_output_gate) tp += act * q;
+    if (l.ssm != SsmKind::none) {
+        // The mixer's in_proj keeps the normed input (an nn.Linear outside the fused function); x_proj, dt_proj and
+        // out_proj run inside mamba_inner_fn / mamba_split_conv1d_scan_combined, which keeps what they need
+        // (ssm_saved); an adapter on them keeps its own input.
+        const double I = double(l.ssm_inner);
+        rep += group_inputs(h, keeps_inputs ? 1 : 0, (lora & kSsmIn) ? 1 : 0, s.bytes.norm_out);
+        tp += group_inputs(I, 0, (lora & kSsmOut) ? 1 : 0, act);
+        if (l.ssm == SsmKind::mamba1) {
+            tp += group_inputs(I, 0, (lora & kSsmX) ? 1 : 0, act);
+            tp += group_inputs(double(l.ssm_dt_rank), 0, (lora & kSsmDt) ? 1 : 0, act);
+        }
+    }
+    if (l.ffn_intermediate == 0) return {rep, tp};   // a mixer-only block
     const int up_linears = l.ffn_kind == FfnKind::gated ? 2 : 1;
     const int up_adapters = !!(lora & kUp) + (l.ffn_kind == FfnKind::gated ? !!(lora & kGate) : 0);
     const double experts_per_token = l.experts > 0 ? double(l.experts_per_token) : 1.0;
     rep += group_inputs(h, keeps_inputs ? up_linears : 0, up_adapters, s.bytes.norm_out) * experts_per_token;
     tp += group_inputs(i, keeps_inputs ? 1 : 0, (lora & kDown) ? 1 : 0, act) * experts_per_token;
+    if (l.shared_expert_intermediate > 0) {
+        // The shared expert (Qwen2MoeSparseMoeBlock.shared_expert, DeepseekV3MoE.shared_experts, Llama4TextMoe
+        // .shared_expert) reads every token: its gate and up keep the normed input, its down the product.
+        const int shared_up = !!(lora & shared_up_bits()) + !!(lora & shared_gate_bits());
+        rep += group_inputs(h, keeps_inputs ? 2 : 0, shared_up, s.bytes.norm_out);
+        tp += group_inputs(double(l.shared_expert_intermediate), keeps_inputs ? 1 : 0, (lora & shared_down_bits()) ? 1 : 0,
+                           act);
+    }
     return {rep, tp};
 }
 
@@ -126,17 +153,30 @@ double attention_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, c
     return attention * attn_mult;
 }
 
-// FFN internals, per token (the down projection's input is counted with the projections): plain keeps the
-// activation's input; gated keeps the activation's input, its output and the up projection (both inputs of the
+// FFN internals, per token (the down projection's input is counted with the projections): plain keeps what its
+// activation's backward reads (activation_cost: one tensor for one-op activations, more for xIELU; compiled, the
+// pointwise chain is recomputed from its input, the one tensor kept); gated keeps the activation's input, its output and the up projection (both inputs of the
 // product need grad). Compiled, the activation's output is recomputed from its input (pointwise, read only by the
 // fused product's backward); the product itself stays saved as the down projection's input (a matmul reads it in
 // backward: ban_recompute_materialized_backward). A fused SwiGLU (FrameworkProfile::fused_swiglu) saves only its
 // input, gate and up, and recomputes silu in backward.
+// Bytes per FFN element a plain FFN's activation keeps. A product with a learnable activation parameter takes the
+// parameter's dtype: fp32 under torch.amp (fp32 weights), the compute dtype otherwise.
+double plain_activation_saved(const ModelSpec& m, const Job& job, const TrainingSetup& s) {
+    if (job.spec.train.compile) return s.bytes.act;
+    const ActivationCost& a = activation_cost(m.activation);
+    const double promoted = s.bytes.autocast ? 4.0 : s.bytes.act;
+    return (a.saved_tensors - a.saved_promoted_tensors) * s.bytes.act + a.saved_promoted_tensors * promoted +
+           a.saved_mask_bytes;
+}
+
 double ffn_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, const TrainingSetup& s) {
     const double h = double(l.hidden), i = double(l.ffn_intermediate), act = s.bytes.act;
     const bool gate_recomputed = job.spec.train.compile || job.framework.fused_swiglu;
-    const double gated_kept = gate_recomputed ? 2 : 3;
-    double ffn = l.ffn_kind == FfnKind::gated ? gated_kept * act * i : act * i;
+    // Clamped SwiGLU (LayerSpec::clamped_swiglu) keeps the gate_up output (2 i: both clamps read it), the clamped
+    // gate, sigmoid's output, up + 1 and the gated product's other factor: 6 i; compiled, only gate_up's 2 i.
+    const double gated_kept = gate_recomputed ? 2 : (l.clamped_swiglu ? 6 : 3);
+    double ffn = l.ffn_kind == FfnKind::gated ? gated_kept * act * i : plain_activation_saved(m, job, s) * i;
     if (m.ffn_dropout > 0) ffn += 1 * i;
     const double experts_per_token = l.experts > 0 ? double(l.experts_per_token) : 1.0;
     ffn *= experts_per_token;
@@ -146,6 +186,22 @@ double ffn_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, const T
         if (l.shared_expert_intermediate > 0) ffn += 3 * act * double(l.shared_expert_intermediate);
     }
     return ffn;
+}
+
+// A state-space mixer's saved bytes per token, counted with the attention core's.
+// mamba1 (mamba_ssm ops/selective_scan_interface.py MambaInnerFn.forward, checkpoint_lvl 1, the default; transformers'
+// MambaMixer and JambaMambaMixer call it in training): xz, the in_proj output (2 I), x_dbl, the x_proj output (R + 2 N;
+// B and C are views of it), and out, the gated scan output out_proj reads (I); the convolution's output and delta are
+// rebuilt in backward, and the scan's chunk states (fp32, 2 N per channel every 2048 tokens) are left out.
+// mamba2 (ops/triton/ssd_combined.py MambaSplitConv1dScanCombinedFn.forward): zxbcdt, the in_proj output
+// (2 I + 2 G N + H), out_x, the scan output (I), and the gated norm's fp32 rstd per group; the norm's output, which
+// out_proj reads, is rebuilt in backward.
+double ssm_saved(const LayerSpec& l, const TrainingSetup& s) {
+    const double act = s.bytes.act, I = double(l.ssm_inner);
+    if (l.ssm == SsmKind::mamba1) return act * (double(l.ssm_in_width()) + double(l.ssm_x_width()) + I);
+    if (l.ssm == SsmKind::mamba2)
+        return act * (double(l.ssm_in_width()) + I) + (l.ssm_gated_norm ? 4.0 * double(l.ssm_groups) : 0);
+    return 0;
 }
 
 // The norms' saved bytes per token. Parallel attention and MLP with two norms of the same input (GPT-NeoX
@@ -173,8 +229,9 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
     out.layer_input_per_token = s.bytes.residual * double(l.hidden);
     const auto [proj_rep, proj_tp] = projection_inputs(l, job, s, trainable_weights);
     b.projections_in = proj_rep + proj_tp;
-    b.attention = attention_saved(l, m, job, s, seq_len, out.scores_per_token);
-    b.ffn = ffn_saved(l, m, job, s);
+    b.attention = l.has_attention() ? attention_saved(l, m, job, s, seq_len, out.scores_per_token) : 0;
+    b.attention += ssm_saved(l, s);
+    b.ffn = l.ffn_intermediate > 0 || l.experts > 0 ? ffn_saved(l, m, job, s) : 0;
     // Dropout on each sub-layer output before the residual add: a 1-byte mask per element.
     const int sublayers = l.cross_attention ? 3 : 2;
     b.dropout_masks = m.hidden_dropout > 0 ? sublayers * double(l.hidden) : 0;

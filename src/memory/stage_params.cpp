@@ -24,25 +24,31 @@ namespace {
 void add_block(const Job& job, const TrainingSetup& set, const LayerSpec& l, bool trains, double tp, double ep,
                StageParams& p) {
     const bool qlora = job.spec.train.method == Method::qlora;
-    const double attn = double(l.attention_params()) / tp;
+    // A state-space mixer's linears count with attention's (quantised alike); its convolution, A, D, step-size bias
+    // and norms with the small tensors.
+    const double attn = double(l.attention_params() + l.ssm_linear_params()) / tp;
     double ffn = double(l.ffn_params());
     if (l.experts > 0) {
         const double router = double(l.hidden * l.experts);
         ffn = (ffn - router) / ep + router;
     }
     ffn /= tp;
-    const double norms = double(l.norm_params() + l.relative_attention_params);
+    // Norms and the other small tensors that stay unquantised: T5's position table, a learnable activation's scalars.
+    const double norms = double(l.norm_params() + l.relative_attention_params + l.activation_params +
+                                (l.ssm_params() - l.ssm_linear_params()));
     const double layer = attn + ffn + norms;
     p.blocks += layer;
     if (layer > p.largest_layer) p.largest_layer_quantised = qlora && !trains ? attn + ffn : 0;
     p.largest_layer = std::max(p.largest_layer, layer);
     if (qlora && !trains)
         p.largest_quantised = std::max({p.largest_quantised, double(l.hidden) * double(l.ffn_intermediate) / tp,
-                                        double(l.hidden) * double(l.q_dim()) / tp});
+                                        double(l.hidden) * double(l.q_dim()) / tp,
+                                        double(l.hidden) * double(l.ssm_in_width()) / tp});
     if (trains) {
         p.trainable += layer;
         p.linear_weights += attn + ffn;
-        const double widest = double(std::max({l.q_dim(), l.ffn_intermediate * std::max<int64_t>(1, l.experts)}));
+        const double widest = double(std::max({l.q_dim(), l.ffn_intermediate * std::max<int64_t>(1, l.experts),
+                                               l.ssm_in_width()}));
         p.largest_trainable_matrix = std::max(p.largest_trainable_matrix, double(l.hidden) * widest / tp);
     } else if (qlora) {
         p.quantised += attn + ffn;
@@ -57,6 +63,19 @@ void add_block(const Job& job, const TrainingSetup& set, const LayerSpec& l, boo
         const int mats_ffn = l.ffn_kind == FfnKind::gated ? 3 : 2;
         p.adafactor_state += (4 * (h + double(l.q_dim())) + mats_ffn * (h + i)) / tp + norms;
     }
+}
+
+// A multimodal checkpoint's encoder and projector, held by the first stage beside the embedding: they train with the
+// text model's weights (method full) unless train.encoder freezes the tower or both (LoRA and freeze keep them frozen).
+void add_encoder(const Job& job, const TrainingSetup& set, StageParams& p) {
+    const EncoderSpec& e = job.model.encoder;
+    const double tower = double(job.model.vision_params - e.projector_params), projector = double(e.projector_params);
+    const bool text_trains = set.full && set.first_trainable_layer == 0;
+    const EncoderTraining what = job.spec.train.encoder;
+    const bool tower_trains = text_trains && what == EncoderTraining::trained;
+    const bool projector_trains = text_trains && what != EncoderTraining::frozen;
+    (tower_trains ? p.trainable : p.frozen) += tower;
+    (projector_trains ? p.trainable : p.frozen) += projector;
 }
 
 // The embedding (first stage) and the final norms + output head (last stage).
@@ -76,12 +95,13 @@ void add_embedding_and_head(const Job& job, const TrainingSetup& set, const Stag
     };
     if (sp.has_embedding) {
         const double emb = vocab_shard + double(m.position_embedding_params) + double(m.embedding_norm_params) +
-                           double(m.extra_params) + double(m.vision_params);
+                           double(m.extra_params);
         if (set.full && set.first_trainable_layer == 0) {
             p.trainable += emb;
             p.largest_trainable_matrix = std::max(p.largest_trainable_matrix, vocab_shard);
         }
         else p.frozen += emb;
+        add_encoder(job, set, p);
     }
     if (!sp.has_head) return;
     const double final_norms = double(m.final_norms) * double(m.final_norm_params);

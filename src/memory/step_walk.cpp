@@ -170,7 +170,14 @@ Workspaces stage_workspaces(const Job& job, const TrainingSetup& set, const Stag
     const double tokens = double(set.tokens_per_micro_batch);
     const double seq = double(set.seq_len);
     const LayerSpec& l0 = m.layers[size_t(sp.first)];
-    const double i_width = double(l0.ffn_intermediate) * (l0.experts > 0 ? double(l0.experts_per_token) : 1.0);
+    double i_width = double(l0.ffn_intermediate) * (l0.experts > 0 ? double(l0.experts_per_token) : 1.0);
+    if (m.has_ssm()) {   // hybrid stacks differ block to block: the widest FFN product or in_proj output of the stage
+        for (int64_t li = sp.first; li < sp.last; ++li) {
+            const LayerSpec& l = m.layers[size_t(li)];
+            i_width = std::max({i_width, double(l.ssm_in_width()),
+                                double(l.ffn_intermediate) * (l.experts > 0 ? double(l.experts_per_token) : 1.0)});
+        }
+    }
     Workspaces w;
     w.forward = set.bytes.act * i_width / tp * tokens;   // the FFN product feeding down_proj
     if (tr.attention == Attention::eager)

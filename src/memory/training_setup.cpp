@@ -3,11 +3,6 @@
 #include <string>
 
 namespace ftb {
-namespace {
-// GPTQ group size: input rows sharing one scale and zero. 128 is the default of Qwen's quantisation script
-// (QwenLM/Qwen run_gptq.py, --group-size default 128), the only auto-gptq checkpoints in validation.
-constexpr double kGptqGroupSize = 128;
-}  // namespace
 
 double precision_bytes(Precision p) {
     switch (p) {
@@ -26,26 +21,56 @@ uint32_t lora_target_bits(const std::string& name) {
         {"q_proj", kQ}, {"q", kQ}, {"query", kQ},
         {"k_proj", kK}, {"k", kK}, {"key", kK},
         {"v_proj", kV}, {"v", kV}, {"value", kV},
-        {"o_proj", kO}, {"o", kO}, {"out_proj", kO}, {"dense", kO},
+        {"o_proj", kO}, {"o", kO}, {"out_proj", kO | kSsmOut}, {"dense", kO},
         {"qkv_proj", kQ | kK | kV}, {"query_key_value", kQ | kK | kV}, {"c_attn", kQ | kK | kV}, {"Wqkv", kQ | kK | kV},
         {"gate_proj", kGate}, {"w1", kGate}, {"wi_0", kGate},
         {"up_proj", kUp}, {"w3", kUp}, {"wi_1", kUp}, {"wi", kUp}, {"fc1", kUp}, {"c_fc", kUp}, {"dense_h_to_4h", kUp},
         {"gate_up_proj", kGate | kUp},
+        // state-space mixers (MambaMixer, Mamba2Mixer and the hybrids' copies): out_proj is the mixer's output too
+        {"in_proj", kSsmIn}, {"x_proj", kSsmX}, {"dt_proj", kSsmDt},
         {"down_proj", kDown}, {"w2", kDown}, {"wo", kDown}, {"fc2", kDown}, {"dense_4h_to_h", kDown},
         {"c_proj", kO | kDown},   // gpt2 names both the attention output and the MLP output c_proj
     };
-    for (const auto& [n, bits] : table)
-        if (name == n) return bits;
+    // PEFT matches a target with a dot against the end of a module's name (peft/tuners/tuners_utils.py
+    // check_target_module_exists: key == target or key.endswith("." + target)): self_attn.q_proj is every q_proj;
+    // a path through the shared expert (Llama4TextMoe.shared_expert, DeepseekV3MoE.shared_experts) adapts its
+    // linears alone.
+    const auto dot = name.rfind('.');
+    const std::string leaf = dot == std::string::npos ? name : name.substr(dot + 1);
+    const bool shared_only = dot != std::string::npos && name.find("shared_expert") != std::string::npos;
+    for (const auto& [n, bits] : table) {
+        if (leaf != n) continue;
+        if (!shared_only) return bits;
+        uint32_t shared = 0;
+        if (bits & kGate) shared |= kSharedGate;
+        if (bits & kUp) shared |= kSharedUp;
+        if (bits & kDown) shared |= kSharedDown;
+        return shared;
+    }
     return 0;
 }
 
 int64_t lora_params_in_layer(const LayerSpec& l, uint32_t mask, int64_t r) {
     int64_t p = 0;
     const int64_t attn_mult = l.cross_attention ? 2 : 1;
+    // A block without attention (a state-space mixer alone) or without an FFN has none of their linears.
+    const uint32_t attention_bits = l.has_attention() ? ~0u : ~uint32_t(kQ | kK | kV | kO);
+    const uint32_t ffn_bits = l.ffn_intermediate > 0 ? ~0u : ~uint32_t(kGate | kUp | kDown);
+    mask &= attention_bits & ffn_bits;
     if (mask & kQ) p += attn_mult * r * (l.hidden + l.q_dim());
     if (mask & kK) p += attn_mult * r * (l.hidden + l.kv_dim());
     if (mask & kV) p += attn_mult * r * (l.hidden + l.kv_dim());
     if (mask & kO) p += attn_mult * r * (l.q_dim() + l.hidden);
+    // afmoe's attention output gate is a gate_proj too (AfmoeAttention.gate_proj): a gate_proj target adapts it.
+    if ((mask & kGate) && l.attention_output_gate) p += r * (l.hidden + l.q_dim());
+    if (l.ssm != SsmKind::none) {
+        if (mask & kSsmIn) p += r * (l.hidden + l.ssm_in_width());
+        if (mask & kSsmOut) p += r * (l.ssm_inner + l.hidden);
+        if (l.ssm == SsmKind::mamba1) {
+            if (mask & kSsmX) p += r * (l.ssm_inner + l.ssm_x_width());
+            if (mask & kSsmDt) p += r * (l.ssm_dt_rank + l.ssm_inner);
+        }
+    }
     const int64_t n = l.experts > 0 ? l.experts : 1;
     const int64_t i = l.ffn_intermediate;
     if ((mask & kGate) && l.ffn_kind == FfnKind::gated) p += n * r * (l.hidden + i);
@@ -53,9 +78,9 @@ int64_t lora_params_in_layer(const LayerSpec& l, uint32_t mask, int64_t r) {
     if (mask & kDown) p += n * r * (i + l.hidden);
     if (l.shared_expert_intermediate > 0) {
         const int64_t s = l.shared_expert_intermediate;
-        if (mask & kGate) p += r * (l.hidden + s);
-        if (mask & kUp) p += r * (l.hidden + s);
-        if (mask & kDown) p += r * (s + l.hidden);
+        if (mask & shared_gate_bits()) p += r * (l.hidden + s);
+        if (mask & shared_up_bits()) p += r * (l.hidden + s);
+        if (mask & shared_down_bits()) p += r * (s + l.hidden);
     }
     return p;
 }
@@ -114,9 +139,14 @@ void set_adapters(const Job& job, TrainingSetup& s) {
     if (t.method == Method::freeze)
         s.first_trainable_layer = static_cast<int64_t>(job.model.num_layers()) - t.freeze_trainable_layers;
     if (!s.adapters) return;
-    if (t.lora.all_linear) s.lora_mask = kAllLinears;
+    // PEFT's all-linear takes every nn.Linear but the output head: a state-space mixer's too.
+    if (t.lora.all_linear) s.lora_mask = kAllLinears | kSsmLinears;
+    const bool ssm = job.model.has_ssm();
     for (const auto& name : t.lora.targets) {
-        s.lora_mask |= lora_target_bits(name);
+        uint32_t bits = lora_target_bits(name);
+        // The hybrid families name attention's output o_proj: out_proj is the state-space mixer's alone there.
+        if (ssm && (bits & kSsmOut)) bits &= ~uint32_t(kO);
+        s.lora_mask |= bits;
         if (name == "lm_head") s.lora_on_head = true;
     }
 }
@@ -124,6 +154,21 @@ void set_adapters(const Job& job, TrainingSetup& s) {
 // Bytes per quantised base weight under QLoRA, by kernel.
 double quantised_bytes_per_param(const TrainSpec& t, const TrainingSetup& s) {
     if (t.method != Method::qlora) return 0;
+    // auto-gptq QuantLinear buffers (auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py __init__, v0.4.2): qweight
+    // packs 32 / bits weights per int32 (bits / 8 B), and per group of group_size input rows one fp16 scale
+    // (2 B) and one zero of `bits` bits packed in int32 per output column; g_idx (int32 per input row) and the
+    // bias are per row or column (~0 per weight). AutoAWQ's WQLinear_GEMM registers the same three buffers with
+    // the same shapes (casper-hansen/AutoAWQ awq/modules/linear/gemm.py, WQLinear_GEMM.__init__ at d9dc8e56: qweight
+    // int32 (in, out / (32 / w_bit)), qzeros int32 (in / group_size, out / (32 / w_bit)), scales fp16
+    // (in / group_size, out)).
+    const double code_bytes = t.qlora.bits / 8.0, group = double(t.qlora.group_size);
+    if (t.qlora.kernel == QloraKernel::auto_gptq || t.qlora.kernel == QloraKernel::awq)
+        return code_bytes + (2 + code_bytes) / group;
+    // NVIDIA ModelOpt NVFP4 (NVIDIA/Model-Optimizer modelopt/torch/quantization/qtensor/nvfp4_tensor.py,
+    // NVFP4QTensor.quantize at 211c6b34): two E2M1 codes packed per uint8 (`(q[..., 1::2] << 4) | q[..., 0::2]`),
+    // one float8_e4m3fn scale per block of block_size (16) weights along the input, and one fp32
+    // weights_scaling_factor_2 per tensor (~0 per weight).
+    if (t.qlora.kernel == QloraKernel::modelopt_nvfp4) return 0.5 + 1.0 / group;
     // LLM.int8: 1 byte per weight + one fp32 scale per output row (counted per weight as ~0).
     if (t.qlora.bits != 4) return 1.0;
     // torchao's NF4Tensor (torchtune's FrozenNF4Linear / LoRALinear quantize_base) always quantises the scalers:
@@ -131,11 +176,6 @@ double quantised_bytes_per_param(const TrainSpec& t, const TrainingSetup& s) {
     // quantized_scaler per 64-weight block and one quantization_factor in the weight's dtype per 256 blocks
     // (pytorch/ao torchao/dtypes/nf4tensor.py, NF4Tensor.from_tensor and double_quantize_scalers).
     if (t.qlora.kernel == QloraKernel::torchao) return 0.5 + 1.0 / 64 + s.bytes.weight_compute / (64 * 256);
-    // auto-gptq QuantLinear buffers (auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py __init__, v0.4.2): qweight
-    // packs eight 4-bit weights per int32 (0.5 B), and per group of kGptqGroupSize input rows one fp16 scale
-    // (2 B) and one 4-bit zero packed in int32 (0.5 B) per output column; g_idx (int32 per input row) and the
-    // bias are per row or column (~0 per weight).
-    if (t.qlora.kernel == QloraKernel::auto_gptq) return 0.5 + (2 + 0.5) / kGptqGroupSize;
     // bitsandbytes NF4: 4 bits per weight + one fp32 absmax per 64-weight block; double quantisation stores
     // the absmax as 8-bit with one fp32 constant per 256 blocks (Dettmers et al. 2023, QLoRA §3).
     return t.qlora.double_quant ? 0.5 + 1.0 / 64 + 4.0 / (64 * 256) : 0.5 + 4.0 / 64;

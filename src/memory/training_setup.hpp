@@ -13,7 +13,18 @@ enum LinearBit : uint32_t {
     kQ = 1u << 0, kK = 1u << 1, kV = 1u << 2, kO = 1u << 3,
     kGate = 1u << 4, kUp = 1u << 5, kDown = 1u << 6,
     kAllLinears = 0x7f,
+    // The shared expert's linears alone (a target named shared_expert.gate_proj: PEFT matches a dotted target
+    // against the end of the module's name, so the dense MLPs and the routed experts keep no adapter).
+    kSharedGate = 1u << 7, kSharedUp = 1u << 8, kSharedDown = 1u << 9,
+    // A state-space mixer's linears (MambaMixer / Mamba2Mixer: in_proj, x_proj, dt_proj, out_proj).
+    kSsmIn = 1u << 10, kSsmX = 1u << 11, kSsmDt = 1u << 12, kSsmOut = 1u << 13,
+    kSsmLinears = kSsmIn | kSsmX | kSsmDt | kSsmOut,
 };
+
+// The bits that adapt a shared expert's gate, up and down projections: every gate/up/down, or the shared ones alone.
+inline uint32_t shared_gate_bits() { return kGate | kSharedGate; }
+inline uint32_t shared_up_bits() { return kUp | kSharedUp; }
+inline uint32_t shared_down_bits() { return kDown | kSharedDown; }
 
 struct ElementBytes {
     double matmul_in = 2;     // saved inputs of matmuls (fp8 under Transformer Engine: 1)

@@ -22,14 +22,16 @@ int64_t mla_attention_params(const LayerSpec& l) {
 }  // namespace
 
 int64_t LayerSpec::attention_params() const {
-    if (kv_lora_rank > 0) return mla_attention_params(*this) + qk_norm_params;
+    // Beside q, k, v and o: the per-head sink logits and the output gate's projection.
+    const int64_t extra = (attention_sinks ? heads : 0) + (attention_output_gate ? hidden * q_dim() : 0);
+    if (kv_lora_rank > 0) return mla_attention_params(*this) + qk_norm_params + extra;
     auto one = [&] {
         int64_t p = hidden * q_dim() + 2 * hidden * kv_dim() + q_dim() * hidden;
         if (qkv_bias) p += q_dim() + 2 * kv_dim();
         if (o_bias) p += hidden;
         return p;
     };
-    return one() * (cross_attention ? 2 : 1) + qk_norm_params;
+    return one() * (cross_attention ? 2 : 1) + qk_norm_params + extra;
 }
 
 int64_t LayerSpec::ffn_params() const {
@@ -54,6 +56,46 @@ int64_t LayerSpec::ffn_params_active() const {
     return p;
 }
 
+int64_t LayerSpec::ssm_in_width() const {
+    if (ssm == SsmKind::mamba1) return 2 * ssm_inner;
+    if (ssm == SsmKind::mamba2) return 2 * ssm_inner + 2 * ssm_groups * ssm_state + ssm_heads;
+    return 0;
+}
+
+int64_t LayerSpec::ssm_conv_width() const {
+    if (ssm == SsmKind::mamba1) return ssm_inner;
+    if (ssm == SsmKind::mamba2) return ssm_inner + 2 * ssm_groups * ssm_state;
+    return 0;
+}
+
+// mamba1 (transformers modeling_mamba.py MambaMixer.__init__): in_proj [hidden -> 2 I] (+ bias with use_bias),
+// conv1d depthwise [I, 1, K] (+ I bias with use_conv_bias), x_proj [I -> R + 2 N] without bias, dt_proj [R -> I] with
+// bias, A_log [I, N], D [I], out_proj [I -> hidden] (+ bias). mamba2 (modeling_mamba2.py Mamba2Mixer.__init__):
+// in_proj [hidden -> 2 I + 2 G N + H] (+ bias), conv1d depthwise over I + 2 G N channels (+ bias), dt_bias [H],
+// A_log [H], D [H], the gated RMSNorm's weight [I] (MambaRMSNormGated), out_proj [I -> hidden] (+ bias).
+int64_t LayerSpec::ssm_params() const {
+    if (ssm == SsmKind::none) return 0;
+    const int64_t I = ssm_inner, conv = ssm_conv_width();
+    int64_t p = hidden * ssm_in_width() + I * hidden;                       // in_proj, out_proj
+    if (ssm_proj_bias) p += ssm_in_width() + hidden;
+    p += conv * ssm_conv + (ssm_conv_bias ? conv : 0);                      // conv1d
+    if (ssm == SsmKind::mamba1) {
+        p += I * ssm_x_width() + ssm_dt_rank * I + I;                       // x_proj, dt_proj (+ bias)
+        p += I * ssm_state + I;                                             // A_log, D
+    } else {
+        p += 3 * ssm_heads;                                                 // dt_bias, A_log, D
+        if (ssm_gated_norm) p += I;
+    }
+    return p + ssm_extra_params;
+}
+
+int64_t LayerSpec::ssm_linear_params() const {
+    if (ssm == SsmKind::none) return 0;
+    int64_t p = hidden * ssm_in_width() + ssm_inner * hidden;
+    if (ssm == SsmKind::mamba1) p += ssm_inner * ssm_x_width() + ssm_dt_rank * ssm_inner;
+    return p;
+}
+
 int64_t LayerSpec::norm_params() const { return norms * hidden * (norm_bias ? 2 : 1); }
 
 int64_t ModelSpec::total_params() const {
@@ -67,8 +109,15 @@ int64_t ModelSpec::active_params() const {
     int64_t p = embedding_params() + embedding_norm_params + final_norms * final_norm_params + lm_head_params() +
                 extra_params + vision_params;
     for (const auto& l : layers)
-        p += l.attention_params() + l.ffn_params_active() + l.norm_params() + l.relative_attention_params;
+        p += l.attention_params() + l.ffn_params_active() + l.norm_params() + l.relative_attention_params +
+             l.activation_params + l.ssm_params();
     return p;
+}
+
+bool ModelSpec::has_ssm() const {
+    for (const auto& l : layers)
+        if (l.ssm != SsmKind::none) return true;
+    return false;
 }
 
 bool ModelSpec::is_moe() const {

@@ -200,8 +200,9 @@ OJson reliability_json(const OperationsResult& o) {
             {"lost_cost", job_level(rl.lost_cost)}};
 }
 
-OJson power_json(const PowerDraw& pw) {
+OJson power_json(const PowerDraw& pw, const DeviceSpec& dev) {
     return {{"device_w", pw.device_w}, {"node_w", pw.node_w}, {"psu_capacity_w", pw.psu_capacity_w},
+            {"sustained_clock_fraction", dev.power_clock_fraction},
             {"psu_capacity_after_failure_w", pw.psu_capacity_after_failure_w},
             {"psu_failures_tolerated", pw.psu_failures_tolerated},
             {"exceeds_redundant_capacity", pw.exceeds_redundant_capacity},
@@ -241,7 +242,7 @@ OJson plan_json(const Job& job, const Plan& plan) {
     j["cost_detail"] = cost_detail_json(job, o);
     j["storage"] = storage_json(o);
     j["reliability"] = reliability_json(o);
-    j["power"] = power_json(o.power);
+    j["power"] = power_json(o.power, job.system.device);
     j["fits_with"] = fits_with_json(plan.fixes);
     j["accuracy_notes"] = plan.accuracy_notes;
     j["memory_walk"] = memory_walk_json(plan.memory_walk);
@@ -451,6 +452,11 @@ std::string text_operations(const Job& job, const Plan& plan) {
         out += fmt::format(" against {:.0f} W of supplies ({:.0f} W after losing {} redundant)", o.power.psu_capacity_w,
                            o.power.psu_capacity_after_failure_w, o.power.psu_failures_tolerated);
     out += "\n";
+    const DeviceSpec& dev = job.system.device;
+    if (dev.power_clock_fraction < 1)   // a GPU held below its rating (spec/power_capped_peaks.hpp)
+        out += fmt::format("    power limit {:.0f} W of the part's {:.0f} W rating: tensor cores sustain {:.1f}% of their "
+                           "clock, matmuls and attention take {:.2f}x as long, HBM-bound kernels keep their time\n",
+                           dev.tdp_w, dev.rated_tdp_w, 100 * dev.power_clock_fraction, 1 / dev.power_clock_fraction);
     if (!o.power.note.empty()) out += "    " + o.power.note + "\n";
     const ReliabilityResult& rl = o.reliability;
     if (o.has_job_length) {

@@ -114,7 +114,15 @@ const Json& Catalog::document(const std::string& path) const {
     return cache_.emplace(path, load_document(path)).first->second;   // std::map nodes stay put
 }
 
-std::vector<std::string> Catalog::names(const std::string& section) const {
+const std::vector<std::string>& Catalog::names(const std::string& section) const {
+    // An unknown name's suggestions and alias lookups list a section on every call; a folder walk is ~100 system calls.
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    auto it = names_cache_.find(section);
+    if (it != names_cache_.end()) return it->second;
+    return names_cache_.emplace(section, list_names(section)).first->second;   // std::map nodes stay put
+}
+
+std::vector<std::string> Catalog::list_names(const std::string& section) const {
     std::vector<std::string> out;
     fs::path dir = fs::path(data_dir_) / section_dir(section);
     std::error_code ec;
@@ -224,8 +232,13 @@ DeviceSpec Catalog::read_device(const Fields& f, DeviceKind kind, const DeviceSp
     d.tdp_w = f.get_number("tdp_w", 0, 1e5).value_or(d.tdp_w);
     // A variant that lowers its base's power limit and states no peaks of its own runs at the clocks the limit
     // sustains (spec/power_capped_peaks.hpp).
-    if (base && kind == DeviceKind::gpu && !f.has("tflops") && d.tdp_w < base->tdp_w)
+    // The plan reports the rating and the clock fraction (rated_tdp_w, power_clock_fraction); stated peaks carry none.
+    if (f.has("tflops")) d.rated_tdp_w = 0, d.power_clock_fraction = 1;
+    if (base && kind == DeviceKind::gpu && !f.has("tflops") && d.tdp_w < base->tdp_w) {
         d.peak_tflops = power_capped_peaks(*base, d.tdp_w);
+        d.rated_tdp_w = base->rated_tdp_w > 0 ? base->rated_tdp_w : base->tdp_w;
+        d.power_clock_fraction = base->power_clock_fraction * power_capped_clock_fraction(*base, d.tdp_w);
+    }
     d.idle_w = f.get_number("idle_w", 0, 1e5).value_or(d.idle_w);
     d.host_link = f.get_string("host_link").value_or(base ? d.host_link : (kind == DeviceKind::gpu ? "pcie5" : ""));
     d.cuda_context_bytes = f.get_size_bytes("cuda_context_bytes").value_or(d.cuda_context_bytes);

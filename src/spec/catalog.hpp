@@ -29,8 +29,8 @@ public:
     explicit Catalog(std::string data_dir);
 
     const std::string& data_dir() const { return data_dir_; }
-    // Names in one section: models, gpus, cpus, links, networks, systems, frameworks.
-    std::vector<std::string> names(const std::string& section) const;
+    // Names in one section: models, gpus, cpus, links, networks, systems, frameworks. Listed once per process.
+    const std::vector<std::string>& names(const std::string& section) const;
     std::string path_of(const std::string& section, const std::string& name) const;
     // Other names an entry's file lists (`aliases:`); models have none (their file is the config.json).
     std::vector<std::string> aliases_of(const std::string& section, const std::string& name) const;
@@ -59,11 +59,13 @@ private:
     // Catalog files are parsed once per process (a plan reads the same link files many times).
     const Json& document(const std::string& path) const;
     // The file of a catalog entry: its name, the same name up to case and separators (docs/job-file.md), or an alias.
+    std::vector<std::string> list_names(const std::string& section) const;   // walks the section's folder
     std::string resolve(const std::string& section, const std::string& name, const InputSite& site,
                         const char* what) const;
     std::string data_dir_;
     mutable std::mutex cache_mutex_;
     mutable std::map<std::string, Json> cache_;
+    mutable std::map<std::string, std::vector<std::string>> names_cache_;   // by section, under cache_mutex_
 };
 
 bool looks_like_path(const std::string& s);

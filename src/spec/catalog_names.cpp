@@ -40,6 +40,11 @@ std::vector<std::string> tokens_of(const std::string& s) {
     return out;
 }
 
+// Words that mark a re-packaged copy of a model's weights, in the same shapes: axolotl-ai-co/gpt-oss-120b-dequantized
+// (the MXFP4 experts stored in bf16), axolotl-quants/Llama-4-Maverick-17B-128E-Linearized-bnb-nf4-bf16 (experts split
+// into one nn.Linear each, stored NF4). The marker and the storage words after it are not part of the model's name.
+bool is_copy_marker(const std::string& t) { return t == "dequantized" || t == "linearized"; }
+
 std::string join(const std::vector<std::string>& t, size_t from, size_t to) {
     std::string s;
     for (size_t i = from; i < to && i < t.size(); ++i) s += (s.empty() ? "" : "-") + t[i];
@@ -49,6 +54,8 @@ std::string join(const std::vector<std::string>& t, size_t from, size_t to) {
 std::vector<std::string> model_tokens(const std::string& id) {
     const auto slash = id.rfind('/');
     std::vector<std::string> t = tokens_of(slash == std::string::npos ? id : id.substr(slash + 1));
+    const auto marker = std::find_if(t.begin(), t.end(), is_copy_marker);
+    if (marker != t.begin()) t.erase(marker, t.end());
     t.erase(std::remove_if(t.begin(), t.end(), is_variant_word), t.end());
     return t;
 }

@@ -10,7 +10,7 @@ namespace ftb {
 namespace {
 
 void read_defaults(const Fields& d, FrameworkProfile& p) {
-    d.reject_unknown({"weights", "attention", "loss", "optimizer", "lora_dropout", "optimizer_impl",
+    d.reject_unknown({"weights", "attention", "loss", "optimizer", "lora_dropout", "lora_targets", "optimizer_impl",
                       "activation_checkpointing", "offload_activations", "qlora_kernel"});
     p.default_qlora_kernel = d.get_choice("qlora_kernel", {"bitsandbytes", "bitsandbytes-0.47", "torchao", "auto-gptq"}).value_or(p.default_qlora_kernel);
     p.default_weights = d.get_string("weights").value_or(p.default_weights);
@@ -18,6 +18,7 @@ void read_defaults(const Fields& d, FrameworkProfile& p) {
     p.default_loss = d.get_string("loss").value_or(p.default_loss);
     p.default_optimizer = d.get_string("optimizer").value_or(p.default_optimizer);
     p.default_lora_dropout = d.get_number("lora_dropout", 0, 1).value_or(p.default_lora_dropout);
+    if (d.has("lora_targets")) p.default_lora_targets = d.get_string_list("lora_targets");
     p.default_optimizer_impl = d.get_choice("optimizer_impl", {"foreach", "fused", "for_loop"}).value_or(p.default_optimizer_impl);
     p.default_activation_checkpointing =
         d.get_choice("activation_checkpointing", {"none", "selective", "full", "op"}).value_or(p.default_activation_checkpointing);

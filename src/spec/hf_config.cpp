@@ -159,58 +159,13 @@ ModelSpec read_gemma3(const Fields& f) {
     if (f.has("vision_config")) {
         Fields v = f.child("vision_config");
         const int64_t vh = opt_int(v, {"hidden_size"}, 768, 1);
-        m.vision_params = siglip_vision_params(v) + vh * m.hidden + vh;
-    }
-    return m;
-}
-
-// deepseek_v3 (DeepseekV3ForCausalLM, transformers modeling_deepseek_v3.py): multi-head latent attention in every
-// layer; the first first_k_dense_replace layers have a dense MLP of intermediate_size, the others (every
-// moe_layer_freq-th) n_routed_experts experts of moe_intermediate_size, a router with a per-expert correction bias
-// and n_shared_experts shared experts in one MLP. The multi-token-prediction layer (num_nextn_predict_layers) is not
-// part of the model transformers builds and is not counted.
-ModelSpec read_deepseek_v3(const Fields& f) {
-    ModelSpec m;
-    m.hidden = need_int(f, {"hidden_size"});
-    m.vocab = need_int(f, {"vocab_size"});
-    const int64_t layers = need_int(f, {"num_hidden_layers"}, 1, kMaxLayers);
-    const int64_t heads = need_int(f, {"num_attention_heads"});
-    m.max_positions = opt_int(f, {"max_position_embeddings"}, 4096);
-    m.norm = NormKind::rmsnorm;
-    m.position = PositionKind::rotary;
-    m.final_norm_params = m.hidden;
-    m.tie_word_embeddings = opt_bool(f, "tie_word_embeddings", false);
-    m.activation = f.get_string("hidden_act").value_or("silu");
-    const int64_t nope = opt_int(f, {"qk_nope_head_dim"}, 128, 1);
-    const int64_t rope = opt_int(f, {"qk_rope_head_dim"}, 64, 1);
-    LayerSpec l = base_layer(m.hidden, heads, heads, nope + rope, need_int(f, {"intermediate_size"}));
-    l.ffn_kind = FfnKind::gated;
-    l.q_lora_rank = f.has("q_lora_rank") && !f.raw("q_lora_rank")->is_null() ? opt_int(f, {"q_lora_rank"}, 0) : 0;
-    l.kv_lora_rank = need_int(f, {"kv_lora_rank"});
-    l.qk_rope_head_dim = rope;
-    l.v_head_dim = opt_int(f, {"v_head_dim"}, 128, 1);
-    l.qkv_bias = l.o_bias = opt_bool(f, "attention_bias", false);
-    // Exact counts stay in int64: refuse shapes whose products leave it before multiplying them.
-    const double q_in = double(l.q_lora_rank > 0 ? l.q_lora_rank : m.hidden);
-    if (double(heads) * double(nope + rope) * q_in > 1e15 ||
-        double(l.kv_lora_rank) * double(heads) * double(nope + l.v_head_dim) > 1e15 ||
-        double(heads) * double(l.v_head_dim) * double(m.hidden) > 1e15)
-        f.fail("kv_lora_rank", "the attention shapes describe more than 10^15 parameters");
-    const int64_t first_dense = opt_int(f, {"first_k_dense_replace"}, 3);
-    const int64_t freq = opt_int(f, {"moe_layer_freq"}, 1, 1);
-    const int64_t routed = opt_int(f, {"n_routed_experts"}, 256);
-    if (double(routed) * 3 * double(m.hidden) * double(opt_int(f, {"moe_intermediate_size"}, 2048, 1)) > 1e15)
-        f.fail("n_routed_experts", "the experts describe more than 10^15 parameters");
-    for (int64_t i = 0; i < layers; ++i) {
-        LayerSpec li = l;
-        if (routed > 0 && i >= first_dense && i % freq == 0) {
-            li.experts = routed;
-            li.experts_per_token = opt_int(f, {"num_experts_per_tok"}, 8, 1);
-            li.ffn_intermediate = opt_int(f, {"moe_intermediate_size"}, 2048, 1);
-            li.shared_expert_intermediate = li.ffn_intermediate * opt_int(f, {"n_shared_experts"}, 1);
-            li.router_bias = true;   // gate.e_score_correction_bias
-        }
-        m.layers.push_back(li);
+        m.encoder.modality = "vision";
+        m.encoder.kind = "siglip";
+        m.encoder.params = siglip_vision_params(v);
+        m.encoder.projector_params = vh * m.hidden + vh;
+        m.encoder.layers = opt_int(v, {"num_hidden_layers"}, 12, 1, kMaxLayers);
+        m.encoder.hidden = vh;
+        m.vision_params = m.encoder.params + m.encoder.projector_params;
     }
     return m;
 }
@@ -522,13 +477,15 @@ void read_dropout(const Fields& f, const std::string& t, ModelSpec& m) {
         m.attention_dropout = rate(f, {"attention_dropout"}, 0.0);
         m.hidden_dropout = rate(f, {"hidden_dropout"}, 0.0);
     } else {
-        m.attention_dropout = rate(f, {"attention_dropout"}, 0.0);
+        m.attention_dropout = rate(f, {"attention_dropout"}, m.attention_dropout);   // the reader's family default
     }
 }
 
 }  // namespace
 
 namespace hf {
+
+ModelSpec llama_like(const Fields& f, const std::string& type) { return read_llama_like(f, type); }
 
 const std::vector<FamilyReader>& core_families() {
     static const std::vector<FamilyReader> families = {
@@ -543,7 +500,6 @@ const std::vector<FamilyReader>& core_families() {
         {"gemma2", [](const Fields& f) { return read_llama_like(f, "gemma2"); }},
         {"gemma3", read_gemma3},
         {"gemma3_text", [](const Fields& f) { return read_llama_like(f, "gemma3_text"); }},
-        {"deepseek_v3", read_deepseek_v3},
         {"phi", read_phi},
         {"phi3", [](const Fields& f) { return read_llama_like(f, "phi3"); }},
         {"gpt2", read_gpt2},
@@ -567,7 +523,10 @@ namespace {
 const std::vector<hf::FamilyReader>& all_families() {
     static const std::vector<hf::FamilyReader> all = [] {
         std::vector<hf::FamilyReader> v;
-        for (const auto* group : {&hf::core_families()}) v.insert(v.end(), group->begin(), group->end());
+        for (const auto* group :
+             {&hf::core_families(), &hf::moe_families(), &hf::vlm_families(), &hf::dense_families(),
+              &hf::hybrid_families()})
+            v.insert(v.end(), group->begin(), group->end());
         return v;
     }();
     return all;
@@ -586,6 +545,13 @@ const std::vector<std::string>& supported_model_types() {
 
 ModelSpec model_from_hf_config(const Fields& f, const std::string& name) {
     auto type = f.get_string("model_type");
+    // The original Mamba checkpoints (state-spaces/mamba-*) publish mamba_ssm's MambaConfig, which has no model_type.
+    if (!type && f.has("ssm_cfg") && f.has("d_model") && f.has("n_layer")) {
+        ModelSpec m = hf::mamba_ssm_checkpoint(f);
+        m.architecture = "mamba_ssm";
+        m.name = name;
+        return m;
+    }
     if (!type) f.fail("model_type", "missing: name the model family (one of llama, mistral, ..., t5)");
     const auto& families = all_families();
     const auto family = std::find_if(families.begin(), families.end(),
@@ -600,11 +566,13 @@ ModelSpec model_from_hf_config(const Fields& f, const std::string& name) {
     }
     const std::string& t = *type;
     ModelSpec m = family->read(f);
-    read_dropout(t == "gemma3" ? f.child("text_config") : f, t, m);
+    // Composite checkpoints keep the language model's dropout in text_config.
+    read_dropout(f.has("text_config") ? f.child("text_config") : f, t, m);
     // Exact counts stay in int64 (shapes are bounded above); refuse models beyond any hardware anyway.
     double total = double(m.vocab) * double(m.hidden) * 2;
     for (const auto& l : m.layers) total += double(l.params());
     if (total > 1e15) f.fail("model_type", "the shapes describe more than 10^15 parameters");
+    m.quantized = hf::read_quantization_config(f);
     m.architecture = t;
     m.name = name;
     return m;

@@ -75,7 +75,25 @@ struct FamilyReader {
     ModelSpec (*read)(const Fields&);
 };
 
+// The entries of `layer_types` (one per layer), or none when the config leaves it out.
+std::vector<std::string> layer_types(const Fields& f, int64_t layers);
+
+// The checkpoint's weight format from `quantization_config` (hf_quantization.cpp): AWQ, GPTQ, ModelOpt NVFP4, or
+// none; formats it cannot cost are refused naming the field.
+QuantizedWeights read_quantization_config(const Fields& f);
+
 // The families of each reader file, in the order the contract lists them.
 const std::vector<FamilyReader>& core_families();   // hf_config.cpp
+const std::vector<FamilyReader>& dense_families();  // hf_config_dense.cpp: Llama-layout variants by traits
+const std::vector<FamilyReader>& moe_families();    // hf_config_moe.cpp
+const std::vector<FamilyReader>& vlm_families();    // hf_config_vlm.cpp: vision-language checkpoints
+const std::vector<FamilyReader>& hybrid_families(); // hf_config_hybrid.cpp: state-space and hybrid models
+
+// A mamba_ssm checkpoint's config.json (MambaLMHeadModel: d_model, n_layer, ssm_cfg; no model_type).
+ModelSpec mamba_ssm_checkpoint(const Fields& f);
+
+// The Llama layout and its variations by model_type (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma,
+// gemma2, gemma3_text, phi3): the text model of composite checkpoints (hf_config.cpp read_llama_like).
+ModelSpec llama_like(const Fields& f, const std::string& type);
 
 }  // namespace ftb::hf

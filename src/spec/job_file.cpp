@@ -18,6 +18,12 @@ namespace fs = std::filesystem;
 namespace ftb {
 namespace {
 
+// Module names, or `all-linear` (or nothing): every linear layer of the blocks.
+void set_lora_targets(LoraConfig& lora, const std::vector<std::string>& targets) {
+    lora.all_linear = targets.empty() || (targets.size() == 1 && targets[0] == "all-linear");
+    lora.targets = lora.all_linear ? std::vector<std::string>{} : targets;
+}
+
 template <typename E>
 E choose(const Fields& f, const std::string& key, const std::vector<std::pair<std::string, E>>& table,
          const std::string& dflt) {
@@ -31,6 +37,8 @@ E choose(const Fields& f, const std::string& key, const std::vector<std::pair<st
 
 const std::vector<std::pair<std::string, Method>> kMethods = {
     {"full", Method::full}, {"lora", Method::lora}, {"qlora", Method::qlora}, {"freeze", Method::freeze}};
+const std::vector<std::pair<std::string, EncoderTraining>> kEncoderTraining = {
+    {"trained", EncoderTraining::trained}, {"projector", EncoderTraining::projector}, {"frozen", EncoderTraining::frozen}};
 const std::vector<std::pair<std::string, Precision>> kPrecisions = {{"fp32", Precision::fp32},
                                                                     {"tf32", Precision::tf32},
                                                                     {"fp16", Precision::fp16},
@@ -117,17 +125,17 @@ void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
     tr.attention = choose(t, "attention", kAttention, fw.default_attention);
     tr.loss = choose(t, "loss", kLoss, fw.default_loss);
     tr.compile = t.get_bool("compile").value_or(false);
+    tr.encoder = choose(t, "encoder", kEncoderTraining, "trained");
 
     tr.lora.dropout = fw.default_lora_dropout;
+    set_lora_targets(tr.lora, fw.default_lora_targets);
     if (t.has("lora")) {
         Fields l = t.child("lora");
         l.reject_unknown(job_keys("train.lora"));
         tr.lora.rank = l.get_int("rank", 1, 1 << 16).value_or(16);
         tr.lora.alpha = l.get_number("alpha", 0, 1e9).value_or(2.0 * double(tr.lora.rank));
         tr.lora.dropout = l.get_number("dropout", 0, 0.99).value_or(tr.lora.dropout);
-        auto targets = l.get_string_list("targets");
-        tr.lora.all_linear = targets.empty() || (targets.size() == 1 && targets[0] == "all-linear");
-        if (!tr.lora.all_linear) tr.lora.targets = targets;
+        if (l.has("targets")) set_lora_targets(tr.lora, l.get_string_list("targets"));
     }
     if (t.has("qlora")) {
         Fields q = t.child("qlora");
@@ -338,6 +346,33 @@ void resolve_global_batch(const Fields& t, JobSpec& j) {
 
 bool targets_exist(const std::string& t) { return t == "lm_head" || lora_target_bits(t) != 0; }
 
+const char* format_name(WeightFormat f) {
+    return f == WeightFormat::awq ? "AWQ" : f == WeightFormat::gptq ? "GPTQ" : "NVFP4";
+}
+
+// A pre-quantised checkpoint (the model's quantization_config): its block linears stay in their format, frozen, and
+// the job trains adapters over them, the way QLoRA does over a base quantised on load. Full training is refused:
+// transformers' Trainer raises "You cannot perform fine-tuning on purely quantized models. Please attach trainable
+// adapters on top of the quantized model" (src/transformers/trainer.py, Trainer.__init__, _is_quantized_and_base_model).
+void apply_quantized_checkpoint(const Fields& t, Job& job) {
+    const QuantizedWeights& q = job.model.quantized;
+    if (q.format == WeightFormat::none) return;
+    TrainSpec& tr = job.spec.train;
+    const std::string what = std::string("the model's weights are pre-quantised (") + format_name(q.format) + " " +
+                             std::to_string(q.bits) + "-bit, quantization_config)";
+    if (tr.method == Method::full || tr.method == Method::freeze)
+        t.fail("method", "'" + std::string(to_string(tr.method)) + "': " + what +
+                             " and cannot train; use method: lora (adapters over the quantised base)");
+    if (t.has("qlora") && t.child("qlora").has("kernel"))
+        t.fail("qlora.kernel", what + "; their format sets the kernel, leave kernel out");
+    tr.method = Method::qlora;
+    tr.qlora.bits = q.bits;
+    tr.qlora.group_size = q.group_size;
+    tr.qlora.kernel = q.format == WeightFormat::awq    ? QloraKernel::awq
+                      : q.format == WeightFormat::gptq ? QloraKernel::auto_gptq
+                                                       : QloraKernel::modelopt_nvfp4;
+}
+
 }  // namespace
 
 Job job_from_document(const Json& doc, const std::string& file) {
@@ -365,6 +400,7 @@ Job job_from_document(const Json& doc, const std::string& file) {
     else job.model = model_from_hf_config(root.child("model"), "inline model");
 
     read_train(root.child("train"), job.spec, job.framework);
+    apply_quantized_checkpoint(root.child("train"), job);
     if (!root.has("hardware")) root.fail("hardware", "missing: name a system or compose one (gpu, gpus_per_node)");
     read_hardware(root.child("hardware"), job, cat);
     bool dp_auto = true;
@@ -525,6 +561,9 @@ void check_job(const Job& job) {
 }
 
 const char* to_string(Method v) { return v == Method::full ? "full" : v == Method::lora ? "lora" : v == Method::qlora ? "qlora" : "freeze"; }
+const char* to_string(EncoderTraining v) {
+    return v == EncoderTraining::trained ? "trained" : v == EncoderTraining::projector ? "projector" : "frozen";
+}
 const char* to_string(Precision v) {
     switch (v) {
         case Precision::fp32: return "fp32";

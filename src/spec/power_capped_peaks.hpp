@@ -10,4 +10,8 @@ namespace ftb {
 // base's rated power at its rated clocks. A cap at or above the rating leaves the peaks as they are.
 PeakTflops power_capped_peaks(const DeviceSpec& base, double cap_w);
 
+// The tensor-core clock a `cap_w` board limit sustains on `base`, as a fraction of its rated clock (the factor
+// power_capped_peaks applies): 1 when the cap does not bind or the base has no rating.
+double power_capped_clock_fraction(const DeviceSpec& base, double cap_w);
+
 }  // namespace ftb

@@ -31,8 +31,10 @@ void attribute_hidden_compute(Ledger& ledger, const std::array<double, kResource
     double moved = 0;
     for (double v : rebound_s) moved += v;
     if (!(moved > 0)) return;
+    // The compute stream's seconds: its kernels and its waits for the host (the windows transfers hid under).
     auto on_stream = [](const StepPhase& p) {
-        return p.resource == Resource::compute || p.resource == Resource::memory_bandwidth;
+        return p.resource == Resource::compute || p.resource == Resource::memory_bandwidth ||
+               p.resource == Resource::launch_overhead;
     };
     double stream = 0;
     for (const auto& p : ledger.phases())

@@ -48,7 +48,10 @@ double overlap_slowdown_seconds(const ScheduleInputs& in, const CommGroup& g, co
     const double compute_bound_s = s.forward.matmul_s + s.forward.attention_s + s.backward.matmul_s +
                                    s.backward.attention_s + s.recompute.matmul_s + s.recompute.attention_s;
     const double compute_share = s.gpu_s > 0 ? compute_bound_s / s.gpu_s : 1;
-    return overlapped_s * (compute_share * std::max(sm_share, hbm_share) + (1 - compute_share) * hbm_share);
+    // A collective slows only kernels: overlap beyond the step's kernel time ran while the stream waited for the
+    // host (the windows include a host-bound phase's waiting) and takes nothing from anyone.
+    const double beside_kernels_s = std::min(overlapped_s, in.grad_accumulation * s.gpu_s);
+    return beside_kernels_s * (compute_share * std::max(sm_share, hbm_share) + (1 - compute_share) * hbm_share);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "model/ssm.hpp"
+
 namespace ftb {
 namespace {
 
@@ -21,20 +23,29 @@ BlockWeights block_weights(const LayerSpec& l, const TrainingSetup& set, double 
         w.base += in * out * count;
         if (mask & bits) w.lora += rank * (in + out) * count;
     };
-    const int attention_sets = l.cross_attention ? 2 : 1;
+    const int attention_sets = !l.has_attention() ? 0 : l.cross_attention ? 2 : 1;
     for (int s = 0; s < attention_sets; ++s) {
         if (set.fused_qkv) linear(h, q + 2 * kv, 1, kQ | kK | kV);
         else linear(h, q, 1, kQ), linear(h, kv, 1, kK), linear(h, kv, 1, kV);
         linear(q, h, 1, kO);
+        // afmoe's self_attn.gate_proj: a gate_proj target adapts it too (PEFT matches the module name's end)
+        if (l.attention_output_gate) linear(h, q, 1, kGate);
     }
-    const double active = l.experts > 0 ? double(l.experts_per_token) : 1.0;
+    if (l.ssm != SsmKind::none) {   // in_proj, (mamba1: x_proj, dt_proj,) out_proj
+        const double I = double(l.ssm_inner);
+        linear(h, double(l.ssm_in_width()), 1, kSsmIn);
+        if (l.ssm == SsmKind::mamba1) linear(I, double(l.ssm_x_width()), 1, kSsmX), linear(double(l.ssm_dt_rank), I, 1, kSsmDt);
+        linear(I, h, 1, kSsmOut);
+    }
+    const double active = l.experts > 0 ? double(l.experts_per_token) : (l.ffn_intermediate > 0 ? 1.0 : 0.0);
     if (l.ffn_kind == FfnKind::gated) linear(h, i, active, kGate);
     linear(h, i, active, kUp);
     linear(i, h, active, kDown);
     if (l.shared_expert_intermediate > 0) {
         const double s = double(l.shared_expert_intermediate);
-        linear(h, s, 2, kGate | kUp);
-        linear(s, h, 1, kDown);
+        linear(h, s, 1, shared_gate_bits());
+        linear(h, s, 1, shared_up_bits());
+        linear(s, h, 1, shared_down_bits());
     }
     if (l.experts > 0) w.router = h * double(l.experts), w.base += w.router;
     return w;
@@ -60,7 +71,8 @@ double method_flops_per_token(const Job& job, const TrainingSetup& set, double s
         const bool needs_grad = set.adapters || int64_t(li) >= set.first_trainable_layer;
         const bool trains = set.full && int64_t(li) >= set.first_trainable_layer;
         const BlockWeights w = block_weights(l, set, rank);
-        const double attention = attention_forward_flops(l, seq);
+        // A state-space core counts like attention's: forward once, twice again for the input gradients.
+        const double attention = attention_forward_flops(l, seq) + ssm_core_forward_flops(l, seq).total();
         flops += 2 * (w.base + w.lora) + attention;                       // forward
         if (needs_grad) flops += 2 * (w.base + w.lora) + 2 * attention;   // input gradients
         if (trains) flops += 2 * w.base;                                  // weight gradients (router included)
@@ -75,7 +87,9 @@ double six_n_flops_per_token(const ModelSpec& m, double seq) {
     double matmul_params = double(m.lm_head_params() > 0 ? m.lm_head_params() : m.vocab * m.hidden);
     double attention = 0;
     for (const auto& l : m.layers) {
-        matmul_params += double(l.attention_params() - l.qk_norm_params) + double(l.ffn_params_active());
+        matmul_params += double(l.attention_params() - l.qk_norm_params - (l.attention_sinks ? l.heads : 0)) +
+                         double(l.ffn_params_active()) + double(l.ssm_linear_params());
+        if (l.ssm != SsmKind::none) attention += 3.0 * ssm_core_forward_flops(l, seq).total();
         const double keys = l.sliding_window > 0 ? std::min(seq, double(l.sliding_window)) : seq;
         attention += 12.0 * double(l.q_dim()) * keys * (l.cross_attention ? 2 : 1);
     }

@@ -91,8 +91,9 @@ void schedule_compute(Schedule& s, const ScheduleInputs& in) {
     l.add("GEMM calls waiting for the cores (BLAS and OpenMP thread pools take turns)", ga * in.stage.pool_switch_s,
           Resource::launch_overhead);
     l.add("pipeline bubble", pipeline_bubble_slots(in.job) * in.stage.wall_s, Resource::pipeline_bubble);
-    s.windows.backward_s = Bw.gpu_seconds() + RC.gpu_seconds();
-    s.windows.forward_s = ga * F.gpu_seconds();
+    // Transfers on other streams run while the compute stream runs kernels or waits for the host to issue them.
+    s.windows.backward_s = in.stage.backward_wall_s;
+    s.windows.forward_s = ga * in.stage.forward_wall_s;
 }
 
 namespace {

@@ -2,10 +2,13 @@
 #include "timing/work_builder.hpp"
 
 #include "memory/stage_params.hpp"
+#include "model/activation.hpp"
+#include "timing/eager_host.hpp"
 #include "timing/fp8_casts.hpp"
 #include "timing/fsdp2_copies.hpp"
 #include "timing/fsdp_gradient_traffic.hpp"
 #include "timing/qlora_dequant.hpp"
+#include "timing/ssm_work.hpp"
 
 #include <algorithm>
 #include <array>
@@ -55,7 +58,7 @@ void add_linear(LayerWork& w, const WorkContext& c, double tokens, double in, do
         add_memory_bound(w.forward, c, tokens * count * bytes, c.compiled ? 1 : 3 * count);
         add_memory_bound(w.backward, c, 2 * tokens * count * bytes, c.compiled ? 1 : 4 * count);
     }
-    if (c.job.spec.train.method == Method::qlora) add_dequant_uses(w, c, in * out * count, count);
+    if (c.job.spec.train.method == Method::qlora) add_dequant_uses(w, c, in * out * count, count, tokens * (in + out) * count);
 }
 
 // An expert's linear: it sees its routed tokens; `experts` of them live on this GPU.
@@ -63,7 +66,8 @@ void add_expert_linear(LayerWork& w, const WorkContext& c, double tokens, double
                        bool adapted, bool trains, bool needs_grad) {
     add_base_matmuls(w, c, tokens, in, out, experts, trains, needs_grad);
     if (adapted) add_lora_matmuls(w, c, tokens, in, out, experts);
-    if (c.job.spec.train.method == Method::qlora) add_dequant_uses(w, c, in * out * experts, experts);
+    if (c.job.spec.train.method == Method::qlora)
+        add_dequant_uses(w, c, in * out * experts, experts, tokens * (in + out) * experts);
 }
 
 // The gradient of a bias that trains: autograd hands the bias the un-reduced output gradient (addmm's `self`
@@ -84,7 +88,7 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
         add_linear(w, c, tokens, in, out, count, lora & bits, trains, needs_grad, in_bytes);
         if (bias && trains) add_bias_grad(w, c, tokens, out, count);
     };
-    const int attention_sets = l.cross_attention ? 2 : 1;
+    const int attention_sets = !l.has_attention() ? 0 : l.cross_attention ? 2 : 1;
     for (int s = 0; s < attention_sets; ++s) {
         if (c.fused_qkv) linear(h, (q + 2 * kv) / tp, 1, kQ | kK | kV, normed, l.qkv_bias);
         else {
@@ -93,7 +97,18 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
             linear(h, kv / tp, 1, kV, normed, l.qkv_bias);
         }
         linear(q / tp, h, 1, kO, act, l.o_bias);
+        if (l.attention_output_gate) linear(h, q / tp, 1, kGate, normed);   // afmoe self_attn.gate_proj
     }
+    if (l.ssm != SsmKind::none) {   // the mixer's in_proj, (mamba1: x_proj, dt_proj,) out_proj; heads split under TP
+        const double I = double(l.ssm_inner) / tp;
+        linear(h, double(l.ssm_in_width()) / tp, 1, kSsmIn, normed, l.ssm_proj_bias);
+        if (l.ssm == SsmKind::mamba1) {
+            linear(I, double(l.ssm_x_width()), 1, kSsmX, act);
+            linear(double(l.ssm_dt_rank), I, 1, kSsmDt, act, true);
+        }
+        linear(I, h, 1, kSsmOut, act, l.ssm_proj_bias);
+    }
+    if (l.ffn_intermediate == 0) return;   // Mamba's blocks and Nemotron-H's mixer blocks have no FFN
     double expert_tokens = tokens, experts_here = 1;
     if (l.experts > 0) {
         const double ep = double(c.job.spec.parallel.ep);
@@ -109,17 +124,36 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
     if (l.ffn_kind == FfnKind::gated) expert_linear(h, i / tp, kGate);
     expert_linear(h, i / tp, kUp);
     expert_linear(i / tp, h, kDown);
-    if (l.mlp_bias && l.experts == 0 && trains) {   // a dense FFN's biases (experts' biases are not modelled)
-        add_bias_grad(w, c, expert_tokens, i / tp, l.ffn_kind == FfnKind::gated ? 2 : 1);
-        add_bias_grad(w, c, expert_tokens, h, 1);
+    if (l.mlp_bias && trains) {   // the FFN's biases; each local expert's over the tokens routed to it (gpt_oss)
+        add_bias_grad(w, c, expert_tokens, i / tp, (l.ffn_kind == FfnKind::gated ? 2 : 1) * experts_here);
+        add_bias_grad(w, c, expert_tokens, h, experts_here);
     }
     if (l.shared_expert_intermediate > 0) {
         const double s = double(l.shared_expert_intermediate);
-        linear(h, s / tp, 2, kGate | kUp, normed);
-        linear(s / tp, h, 1, kDown, act);
+        // gate and up as one pair of GEMMs when both or neither carry an adapter (a target of shared_expert.up_proj
+        // alone adapts one of them).
+        if (!(lora & shared_gate_bits()) == !(lora & shared_up_bits())) {
+            linear(h, s / tp, 2, shared_gate_bits() | shared_up_bits(), normed);
+        } else {
+            linear(h, s / tp, 1, shared_gate_bits(), normed);
+            linear(h, s / tp, 1, shared_up_bits(), normed);
+        }
+        linear(s / tp, h, 1, shared_down_bits(), act);
     }
 }
 
+
+// A plain FFN's activation, per token: one fused kernel compiled (reads its input, writes its output), else the
+// eager kernels and traffic of activation_cost (one kernel for one-op activations).
+void add_plain_activation(const ModelSpec& m, const WorkContext& c, double ffn_i, double& bytes, double& kernels) {
+    if (c.compiled) {
+        bytes += 2 * c.act_bytes * ffn_i, kernels += 1;
+        return;
+    }
+    const ActivationCost& a = activation_cost(m.activation);
+    bytes += (a.act_traffic * c.act_bytes + a.mask_traffic) * ffn_i;
+    kernels += a.kernels;
+}
 
 // Norms, rotary, residual adds, activation, dropout, autocast casts, MoE permutes: bytes and kernels per token.
 void add_block_elementwise(LayerWork& w, const LayerSpec& l, const ModelSpec& m, const WorkContext& c,
@@ -130,23 +164,31 @@ void add_block_elementwise(LayerWork& w, const LayerSpec& l, const ModelSpec& m,
     const bool eager_rms = m.norm == NormKind::rmsnorm && !c.fused_norm && !c.compiled;
     bytes += l.norms * (eager_rms ? (R + 28 + 3 * B) : (R + B)) * h;
     kernels += l.norms * (eager_rms ? 7 : 1);
-    const double sublayers = l.parallel_attn_mlp ? 1 : (l.cross_attention ? 3 : 2);
+    // A block holds one residual add per sub-layer: a mixer (attention, a state-space mixer or both side by side,
+    // Falcon-H1) and an FFN, either of which a hybrid block may lack.
+    const double sublayers = l.ssm != SsmKind::none || !l.has_attention()
+                                 ? double(l.ffn_intermediate > 0) + double(l.ssm != SsmKind::none || l.has_attention())
+                                 : l.parallel_attn_mlp ? 1 : (l.cross_attention ? 3 : 2);
     bytes += sublayers * 3 * R * h;
     kernels += sublayers;
-    if (m.position == PositionKind::rotary) {
+    if (m.position == PositionKind::rotary && l.has_attention()) {
         const bool fused_rope = c.compiled || c.fused_norm;
         bytes += (fused_rope ? 2 : 7) * B * (q + kv) / tp;
         kernels += fused_rope ? 1 : 10;
     }
     bytes += 2 * B * q / tp;   // attention output layout copy
-    kernels += c.compiled ? 0 : 2;
+    kernels += c.compiled || !l.has_attention() ? 0 : 2;
     const double ffn_i = i / tp * (l.experts > 0 ? double(l.experts_per_token) : 1.0);
-    if (l.ffn_kind == FfnKind::gated) bytes += (c.compiled ? 3 : 5) * B * ffn_i, kernels += c.compiled ? 1 : 2;
-    else bytes += 2 * B * ffn_i, kernels += 1;
+    if (l.ffn_intermediate == 0) {
+    } else if (l.ffn_kind == FfnKind::gated) bytes += (c.compiled ? 3 : 5) * B * ffn_i, kernels += c.compiled ? 1 : 2;
+    else add_plain_activation(m, c, ffn_i, bytes, kernels);
     if (m.hidden_dropout > 0) bytes += sublayers * (2 * R + 1) * h, kernels += sublayers;
     if (c.set.bytes.autocast && c.set.bytes.norm_out >= 4) {
         // autocast casts an fp32 norm output to the compute dtype per linear call (a bf16 one passes uncast)
-        const double casts = (c.fused_qkv ? 1 : 3) + (l.ffn_kind == FfnKind::gated ? 2 : 1);
+        double casts = (c.fused_qkv ? 1 : 3) + (l.ffn_kind == FfnKind::gated ? 2 : 1);
+        if (l.ssm != SsmKind::none || !l.has_attention())   // a hybrid block: the linears it has that read the norm
+            casts = (l.has_attention() ? (c.fused_qkv ? 1 : 3) : 0) + (l.ssm != SsmKind::none ? 1 : 0) +
+                    (l.ffn_intermediate > 0 ? (l.ffn_kind == FfnKind::gated ? 2 : 1) : 0);
         bytes += casts * (c.set.bytes.norm_out + B) * h;
         kernels += c.compiled ? 0 : casts;
     }
@@ -222,7 +264,8 @@ bool same_shape(const LayerSpec& a, const LayerSpec& b) {
     return a.hidden == b.hidden && a.heads == b.heads && a.kv_heads == b.kv_heads && a.head_dim == b.head_dim &&
            a.ffn_intermediate == b.ffn_intermediate && a.experts == b.experts && a.cross_attention == b.cross_attention &&
            a.sliding_window == b.sliding_window && a.norms == b.norms && a.ffn_kind == b.ffn_kind &&
-           a.shared_expert_intermediate == b.shared_expert_intermediate && a.is_encoder == b.is_encoder;
+           a.shared_expert_intermediate == b.shared_expert_intermediate && a.is_encoder == b.is_encoder &&
+           a.ssm == b.ssm && a.ssm_inner == b.ssm_inner && a.ssm_state == b.ssm_state && a.ssm_heads == b.ssm_heads;
 }
 
 
@@ -235,18 +278,30 @@ double forward_reruns_per_block(const Job& job) {
     return tr.recompute_layers > 0 ? std::min(1.0, double(tr.recompute_layers) / stage_blocks) : 1.0;
 }
 
-// The host's side of a stage's micro-batch of `blocks` blocks: issuing its kernels and the framework's per-block
-// and per-FSDP-unit Python, and the micro-batch as the stream sees it (kernels, or the host when it is slower).
-void add_host_issue(StageWork& s, const WorkContext& c, double blocks) {
-    const double per_kernel_s = host_seconds_per_kernel(c.job, c.scale);
-    const double per_block_s = c.job.framework.host_overhead_per_block_us * 1e-6 / c.scale[Resource::launch_overhead];
+// The host's side of a stage's micro-batch of `blocks` blocks: issuing its kernels (op by op from Python when the
+// blocks run eagerly: eager_host.hpp) and the framework's per-block and per-FSDP-unit Python, and the micro-batch
+// as the stream sees it (kernels, or the host when it is slower). `grad_tensors`: tensors given a gradient.
+void add_host_issue(StageWork& s, const WorkContext& c, double blocks, double grad_tensors) {
+    const double launch_scale = c.scale[Resource::launch_overhead];
+    const double per_block_s = c.job.framework.host_overhead_per_block_us * 1e-6 / launch_scale;
     // Each block is one FSDP unit (auto-wrap by block): half its hook work runs in the forward, half in backward.
     const double per_unit_s = c.job.spec.parallel.zero >= 3 && c.job.spec.parallel.dp > 1
-                                  ? c.job.framework.host_overhead_per_fsdp_unit_us * 1e-6 / c.scale[Resource::launch_overhead]
+                                  ? c.job.framework.host_overhead_per_fsdp_unit_us * 1e-6 / launch_scale
                                   : 0;
-    const double host_forward_s = s.forward.kernels * per_kernel_s + blocks * (per_block_s + per_unit_s / 2);
-    const double host_backward_s = (s.backward.kernels + s.recompute.kernels) * per_kernel_s +
-                                   blocks * (forward_reruns_per_block(c.job) * per_block_s + per_unit_s / 2);
+    PhaseHostSeconds issue;
+    if (issues_eagerly(c)) {
+        issue = eager_host_seconds(s.forward.kernels, s.backward.kernels, s.recompute.kernels, grad_tensors, launch_scale);
+        const double extra_s = c.job.framework.host_overhead_per_kernel_us * 1e-6 / launch_scale;
+        issue.forward_s += s.forward.kernels * extra_s;
+        issue.backward_s += (s.backward.kernels + s.recompute.kernels) * extra_s;
+    } else {
+        const double per_kernel_s = host_seconds_per_kernel(c.job, c.scale);
+        issue.forward_s = s.forward.kernels * per_kernel_s;
+        issue.backward_s = (s.backward.kernels + s.recompute.kernels) * per_kernel_s;
+    }
+    const double host_forward_s = issue.forward_s + blocks * (per_block_s + per_unit_s / 2);
+    const double host_backward_s =
+        issue.backward_s + blocks * (forward_reruns_per_block(c.job) * per_block_s + per_unit_s / 2);
     s.host_issue_s = host_forward_s + host_backward_s;
     // A CPU runs each op on the thread that dispatched it: the per-op host time adds to the op's own time, and so
     // does the wait of each GEMM call for the cores when the BLAS's thread pool and OpenMP's take turns (probed).
@@ -257,10 +312,31 @@ void add_host_issue(StageWork& s, const WorkContext& c, double blocks) {
     // On a GPU the stream runs no further ahead than the host has issued, phase by phase: the forward's kernels are
     // issued by Python, the backward's by autograd's engine once the forward has been issued. A host-bound forward
     // followed by a GPU-bound backward costs the host's forward plus the GPU's backward.
+    const double gpu_forward_s = s.forward.gpu_seconds();
     const double gpu_backward_s = s.backward.gpu_seconds() + s.recompute.gpu_seconds();
-    s.wall_s = c.job.system.cpu_only ? s.gpu_s + s.host_issue_s + s.pool_switch_s
-                                     : std::max(host_forward_s, s.forward.gpu_seconds()) +
-                                           std::max(host_backward_s, gpu_backward_s);
+    if (c.job.system.cpu_only) {
+        s.forward_wall_s = gpu_forward_s, s.backward_wall_s = gpu_backward_s;
+        s.wall_s = s.gpu_s + s.host_issue_s + s.pool_switch_s;
+        return;
+    }
+    s.forward_wall_s = std::max(host_forward_s, gpu_forward_s);
+    s.backward_wall_s = std::max(host_backward_s, gpu_backward_s);
+    s.wall_s = s.forward_wall_s + s.backward_wall_s;
+    // A host-bound phase stretches every block's share of the stream alike.
+    const double stretch_forward = gpu_forward_s > 0 ? s.forward_wall_s / gpu_forward_s : 1;
+    const double stretch_backward = gpu_backward_s > 0 ? s.backward_wall_s / gpu_backward_s : 1;
+    for (double& t : s.layer_forward_s) t *= stretch_forward;
+    for (double& t : s.layer_backward_s) t *= stretch_backward;
+}
+
+// Tensors outside the blocks that full fine-tuning gives a gradient: the embedding (first stage), the final norm
+// and an untied output head (last stage).
+double edge_grad_tensors(const WorkContext& c, int64_t stage) {
+    if (!c.set.full || c.set.first_trainable_layer != 0) return 0;
+    const ModelSpec& m = c.job.model;
+    double tensors = stage == 0 ? 1 : 0;
+    if (stage == c.job.spec.parallel.pp - 1) tensors += 1 + (m.tie_word_embeddings ? 0 : 1);
+    return tensors;
 }
 
 // One stage's blocks [first, last), plus head or embedding where the stage holds them.
@@ -271,6 +347,7 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
     LayerWork cached;
     const LayerSpec* prev = nullptr;
     bool prev_trains = false, prev_grad = false;
+    double grad_tensors = 0;
     const bool frozen_wgrads = fsdp_computes_frozen_weight_grads(c);
     for (int64_t li = first; li < last; ++li) {
         const LayerSpec& l = m.layers[size_t(li)];
@@ -284,6 +361,7 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
             if (fsdp2_unit_copies(c)) add_fsdp2_unit_copies(cached.forward, cached.backward, c, double(l.params()) / c.tp, trains);
         }
         prev = &l, prev_trains = trains, prev_grad = needs_grad;
+        if (needs_grad) grad_tensors += block_grad_tensors(l, c, c.set.full && li >= c.set.first_trainable_layer);
         s.forward += cached.forward, s.backward += cached.backward, s.recompute += cached.recompute;
         s.attention_forward_s += cached.forward.attention_s, s.attention_backward_s += cached.backward.attention_s;
         s.layer_forward_s.push_back(cached.forward.gpu_seconds());
@@ -291,6 +369,7 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
     }
     if (stage == pp - 1) add_head_and_loss(s.forward, s.backward, c, shape.tokens_per_gpu);
     if (stage == 0) add_embedding(s.forward, s.backward, c, shape.tokens_per_gpu);
+    grad_tensors += edge_grad_tensors(c, stage);
     // The root FSDP unit holds what no block holds: the embeddings and an untied head.
     if (fsdp1_unit_gradients(c, c.set.full && c.set.first_trainable_layer == 0)) {
         const double root = (stage == 0 ? double(m.embedding_params()) : 0) + (stage == pp - 1 ? double(m.lm_head_params()) : 0);
@@ -301,7 +380,7 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
         if (root > 0) add_fsdp2_unit_copies(s.forward, s.backward, c, root / c.tp, c.set.full && c.set.first_trainable_layer == 0);
     }
     s.gpu_s = s.forward.gpu_seconds() + s.backward.gpu_seconds() + s.recompute.gpu_seconds();
-    add_host_issue(s, c, double(last - first));
+    add_host_issue(s, c, double(last - first), grad_tensors);
     return s;
 }
 
@@ -312,7 +391,8 @@ LayerWork layer_work(const LayerSpec& l, const ModelSpec& m, const WorkContext& 
     LayerWork out;
     add_projections(out, l, c, tokens, trains, needs_grad);
     add_fp8_block_casts(out, l, c, tokens, trains, needs_grad);
-    const double attention_forward_flops = add_attention_core(out, l, c, tokens, seq, needs_grad);
+    const double attention_forward_flops = l.has_attention() ? add_attention_core(out, l, c, tokens, seq, needs_grad) : 0;
+    add_ssm_core(out, l, c, tokens, seq, needs_grad);
     add_block_elementwise(out, l, m, c, tokens, needs_grad);
     if (!needs_grad) {
         out.backward = Work{};

@@ -25,7 +25,10 @@ MicroBatchShape micro_batch_shape(const Job& job);
 struct StageWork {
     Work forward, backward, recompute;
     double attention_forward_s = 0, attention_backward_s = 0;
-    std::vector<double> layer_forward_s, layer_backward_s;   // per block (backward includes its recompute)
+    // Per block as the stream sees it (backward includes its recompute): kernel time, stretched by the host's when
+    // the phase is host-bound (transfers and collectives hide under the stream's time, kernels or waiting).
+    std::vector<double> layer_forward_s, layer_backward_s;
+    double forward_wall_s = 0, backward_wall_s = 0;   // each phase as the stream sees it (backward + recompute)
     double gpu_s = 0;             // kernel time of the micro-batch
     double host_issue_s = 0;      // host time to issue its kernels and run the framework's per-block code
     double pool_switch_s = 0;     // CPU: GEMM calls waiting while the BLAS's and OpenMP's thread pools take turns

@@ -81,6 +81,21 @@ const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
     {"bigscience/mt0-xxl", {12.5e9, 13.5e9}},       // card / mT5 paper: "13B"
     {"facebook/opt-1.3b", {1.25e9, 1.35e9}},        // OPT paper Table 1: 1.3B
     {"google-t5/t5-small", {55e6, 65e6}},           // T5 card: "60 million"
+    {"deepseek-ai/DeepSeek-V2-Lite", {15.65e9, 15.75e9}},        // model card: 15.7B total
+    {"openai/gpt-oss-120b", {116.825e9, 116.835e9}},             // gpt-oss model card: 116.83B total
+    {"zai-org/GLM-4.5-Air", {106e9 * 0.99, 106e9 * 1.01}},       // GLM-4.5 README: 106B total (truncated: 1%)
+    {"zai-org/GLM-4.7-Flash", {29.5e9, 30.5e9}},                 // "30B-A3B"
+    {"MiniMaxAI/MiniMax-M2", {230e9 * 0.99, 230e9 * 1.01}},      // model card: 230B total (rounded twice: 1%)
+    {"meta-llama/Llama-4-Maverick-17B-128E", {400e9 * 0.99, 400e9 * 1.01}},   // model card: 400B total
+    {"arcee-ai/AFM-4.5B", {4.55e9, 4.65e9}},                     // hub listing: 4.6B params
+    // Card: "7 billion parameters" = the blocks outside the tied 1,048,576,000-parameter embedding (6.98B).
+    {"CohereForAI/c4ai-command-r7b-12-2024", {6.5e9 + 1048576000.0, 7.5e9 + 1048576000.0}},
+    {"canopylabs/orpheus-3b-0.1-pretrained", {2.5e9, 3.5e9}},    // axolotl README: "a LLaMA 3.2 3b model"
+    {"THUDM/GLM-4-32B-0414", {32.565e9, 32.575e9}},             // llama.cpp: model params = 32.57 B (GLM-Z1-32B-0414)
+    {"tencent/Hunyuan-0.5B-Instruct", {0.535e9, 0.545e9}},       // survey table from its config.json / GGUF: 0.54B
+    // Mistral: a 12B decoder (Mistral Nemo, exactly 12,247,782,400) + a 400M vision encoder.
+    {"mistral-community/pixtral-12b", {12247782400.0 + 0.35e9, 12247782400.0 + 0.45e9}},
+    {"ai21labs/Jamba-v0.1", {52e9 * 0.99, 52e9 * 1.01}},                     // model card: 52B total
 };
 
 TEST(ModelParams, EveryCatalogModelMatchesSourcesTable) {
@@ -105,7 +120,10 @@ TEST(ModelParams, EveryCatalogModelMatchesSourcesTable) {
         const int64_t rest = total - layers_sum - j["params"]["embedding"].get<int64_t>() - j["params"]["lm_head"].get<int64_t>() -
                              j["params"]["vision"].get<int64_t>();
         EXPECT_GE(rest, 0);
-        EXPECT_LT(rest, 4 * j["hidden_size"].get<int64_t>() + 1) << "final norms (+ OPT projections) only";
+        // mllama also holds 8 embedding rows beyond vocab_size (MllamaTextModel: vocab_size + 8) and two scalar
+        // gates per cross-attention block (8 blocks in the catalog's Llama 3.2 11B Vision).
+        const int64_t mllama_extra = j["architecture"] == "mllama" ? 8 * j["hidden_size"].get<int64_t>() + 16 : 0;
+        EXPECT_LT(rest, 4 * j["hidden_size"].get<int64_t>() + 1 + mllama_extra) << "final norms (+ OPT projections) only";
         if (row.kind == "exact-pub(+buf)") {
             // The HF API total counts rotary_emb.inv_freq (head_dim/2 = 64 fp32 values per layer) as well.
             std::smatch m;
@@ -362,6 +380,248 @@ std::vector<Tiny> tiny_models() {
          " num_hidden_layers: 2, num_attention_heads: 4, kv_lora_rank: 16, q_lora_rank: null,"
          " qk_nope_head_dim: 8, qk_rope_head_dim: 4, v_head_dim: 8, vocab_size: 1000, tie_word_embeddings: false}",
          183396, {32144, 23188}},
+        // deepseek_v2 (DeepseekV2Moe): the direct-q layout above, but the router is nn.Linear(64, 4, bias=False) with no
+        // correction bias: the MoE layer is 4 smaller -> 183,392.
+        {"deepseek_v2",
+         "{model_type: deepseek_v2, hidden_size: 64, intermediate_size: 128, moe_intermediate_size: 16,"
+         " n_routed_experts: 4, num_experts_per_tok: 2, n_shared_experts: 1, first_k_dense_replace: 1,"
+         " num_hidden_layers: 2, num_attention_heads: 4, kv_lora_rank: 16, q_lora_rank: null,"
+         " qk_nope_head_dim: 8, qk_rope_head_dim: 4, v_head_dim: 8, vocab_size: 1000, tie_word_embeddings: false}",
+         183392, {32144, 23184}},
+        // glm4_moe_lite (GLM-4.7-Flash): DeepSeek-V3's layout, so the deepseek_v3 counts above: 184,484.
+        {"glm4_moe_lite",
+         "{model_type: glm4_moe_lite, hidden_size: 64, intermediate_size: 128, moe_intermediate_size: 16,"
+         " n_routed_experts: 4, num_experts_per_tok: 2, n_shared_experts: 1, first_k_dense_replace: 1,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 4, kv_lora_rank: 16, q_lora_rank: 32,"
+         " qk_nope_head_dim: 8, qk_rope_head_dim: 4, v_head_dim: 8, vocab_size: 1000, tie_word_embeddings: false}",
+         184484, {32688, 23732}},
+        // glm4_moe (Glm4MoeAttention): q 64*64 + k, v 2*64*32 + o 64*64 = 12,288, q/k/v biases 64+32+32 = 128 (o_proj
+        // has none), q_norm/k_norm RMSNorm(16) 32 -> 12,448; norms 128. Layer 0 dense 3*64*128 = 24,576 -> 37,152.
+        // Layer 1: 4 experts 4*3*64*16 = 12,288, router 64*4 + e_score_correction_bias 4 = 260, one shared expert
+        // 3*64*16 = 3,072 -> 28,196. + 64,000 + 64,000 + 64 = 193,412.
+        {"glm4_moe",
+         "{model_type: glm4_moe, hidden_size: 64, intermediate_size: 128, moe_intermediate_size: 16,"
+         " n_routed_experts: 4, num_experts_per_tok: 2, n_shared_experts: 1, first_k_dense_replace: 1,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, attention_bias: true,"
+         " use_qk_norm: true, vocab_size: 1000, tie_word_embeddings: false}",
+         193412, {37152, 28196}},
+        // minimax_m2 (MiniMaxM2Attention): q/k/v/o 12,288 without biases, q_norm RMSNorm(4*16) 64 + k_norm RMSNorm(2*16)
+        // 32 -> 12,384; 4 experts 4*3*64*16 = 12,288 + router 256 + e_score_correction_bias 4 = 12,548; norms 128 ->
+        // 25,060 per block. 2*25,060 + 128,064 = 178,184.
+        {"minimax_m2",
+         "{model_type: minimax_m2, hidden_size: 64, intermediate_size: 16, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 16, num_local_experts: 4, num_experts_per_tok: 2, vocab_size: 1000}",
+         178184, {25060, 25060}},
+        // gpt_oss (GptOssAttention, GptOssExperts): q/k/v/o 12,288 + biases 64+32+32+64 = 192 + sinks 4 -> 12,484;
+        // 4 experts of gate_up 64*32 + bias 32 and down 16*64 + bias 64: 4*(3,072 + 96) = 12,672, router 64*4 + bias 4
+        // = 260 -> 12,932; norms 128 -> 25,544 per block. 2*25,544 + 128,064 = 179,152.
+        {"gpt_oss",
+         "{model_type: gpt_oss, hidden_size: 64, intermediate_size: 16, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 16, num_local_experts: 4, num_experts_per_tok: 2, vocab_size: 1000,"
+         " sliding_window: 8}",
+         179152, {25544, 25544}},
+        // llama4_text (Llama4TextDecoderLayer), interleave_moe_layer_step 2: attention 12,288, norms 128. Layer 0 dense
+        // (intermediate_size_mlp 128) 3*64*128 = 24,576 -> 36,992. Layer 1: 4 experts 4*3*64*16 = 12,288 + router 256 +
+        // shared expert 3*64*16 = 3,072 -> 28,032. + 128,064 = 193,088.
+        {"llama4_text",
+         "{model_type: llama4_text, hidden_size: 64, intermediate_size: 16, intermediate_size_mlp: 128,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, num_local_experts: 4,"
+         " num_experts_per_tok: 1, interleave_moe_layer_step: 2, vocab_size: 1000, attention_chunk_size: 8}",
+         193088, {36992, 28032}},
+        // afmoe (AfmoeAttention, AfmoeMoE): q/k/v/o 12,288 + gate_proj 64*64 = 4,096 + q_norm/k_norm 32 -> 16,416;
+        // four RMSNorms 256. Layer 0 dense 3*64*128 = 24,576 -> 41,248. Layer 1: 4 experts 12,288, router 256 +
+        // expert_bias 4, one shared expert 3,072 -> 15,620 -> 32,292. + 128,064 = 201,604.
+        {"afmoe",
+         "{model_type: afmoe, hidden_size: 64, intermediate_size: 128, moe_intermediate_size: 16, num_experts: 4,"
+         " num_experts_per_tok: 2, num_shared_experts: 1, num_dense_layers: 1, num_hidden_layers: 2,"
+         " num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, vocab_size: 1000, sliding_window: 8}",
+         201604, {41248, 32292}},
+        // llama4 (Llama4ForConditionalGeneration): the llama4_text above + Llama4VisionModel: patch linear 3*14*14*32 =
+        // 18,816, class_embedding 32, positions (2*2+1)*32 = 160, layernorm_pre/post 128, one layer 4*(32*32+32) +
+        // (32*64+64) + (64*32+32) + 2 LayerNorms 128 = 8,544, vision_adapter fc1 64*16 + fc2 16*16 = 1,280; projector
+        // 16*64 = 1,024 -> 29,984. 193,088 + 29,984 = 223,072.
+        {"llama4",
+         "{model_type: llama4, text_config: {model_type: llama4_text, hidden_size: 64, intermediate_size: 16,"
+         " intermediate_size_mlp: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2,"
+         " head_dim: 16, num_local_experts: 4, num_experts_per_tok: 1, interleave_moe_layer_step: 2,"
+         " vocab_size: 1000}, vision_config: {hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1,"
+         " num_attention_heads: 2, image_size: 28, patch_size: 14, projector_input_dim: 16, projector_output_dim: 16,"
+         " vision_output_dim: 16}}",
+         223072, {36992, 28032}},
+        // Vision-language checkpoints (hf_config_vlm.cpp). The text models below are the tiny llama (36,992 per block:
+        // attention 4,096 + 2*2,048 + 4,096, MLP 3*64*128, 2 RMSNorms), qwen2 (+ q/k/v biases 128 = 37,120) and qwen3
+        // (+ q_norm/k_norm 32 = 37,024) blocks; embedding 1000*64, untied head 1000*64, final norm 64.
+        // qwen2_vl, text fields at the top level as Qwen2-VL first published them: 2*37,120 + 128,064 = 202,304.
+        // Tower: Conv3d 3*2*2*2*16 = 384 (no bias); one block: qkv + proj 4*16*16 + 64, fc1/fc2 2*16*32 + 32 + 16,
+        // 2 LayerNorms 64 -> 2,224; merger: ln_q 32, [64 -> 64] + bias 4,160, [64 -> 64] + bias 4,160 -> 8,352.
+        {"qwen2_vl",
+         "{model_type: qwen2_vl, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000, tie_word_embeddings: false, vision_config: {depth: 1,"
+         " embed_dim: 16, mlp_ratio: 2, num_heads: 2, in_chans: 3, hidden_size: 64, patch_size: 2,"
+         " spatial_merge_size: 2, temporal_patch_size: 2}}",
+         213264, {37120, 37120}},
+        // qwen2_5_vl: the same text (in text_config); block with RMSNorms 32 and a gated MLP with biases 3*16*24 +
+        // 2*24 + 16 = 1,216 -> 2,336; merger ln_q RMSNorm 16 + 8,320; 384 + 2,336 + 8,336 = 11,056.
+        {"qwen2_5_vl",
+         "{model_type: qwen2_5_vl, tie_word_embeddings: false, text_config: {model_type: qwen2_5_vl_text,"
+         " hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000}, vision_config: {depth: 1, hidden_size: 16,"
+         " intermediate_size: 24, num_heads: 2, out_hidden_size: 64, patch_size: 2, spatial_merge_size: 2,"
+         " temporal_patch_size: 2, in_channels: 3}}",
+         213360, {37120, 37120}},
+        // qwen3_vl, tied (top level): 2*37,024 + 64,000 + 64 = 138,112. Tower: Conv3d with bias 384 + 16, positions
+        // 4*16, block 2,224, merger (LayerNorm 32) 8,352, one deepstack merger (LayerNorm over 64: 128) 8,448 -> 19,488.
+        {"qwen3_vl",
+         "{model_type: qwen3_vl, tie_word_embeddings: true, text_config: {model_type: qwen3_vl_text, hidden_size: 64,"
+         " intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16,"
+         " vocab_size: 1000}, vision_config: {depth: 1, hidden_size: 16, intermediate_size: 32, num_heads: 2,"
+         " out_hidden_size: 64, patch_size: 2, spatial_merge_size: 2, temporal_patch_size: 2, in_channels: 3,"
+         " num_position_embeddings: 4, deepstack_visual_indexes: [0]}}",
+         157600, {37024, 37024}},
+        // qwen3_vl_moe: blocks of attention 12,320, 4 experts 4*3*64*16 = 12,288 + router 256, norms 128 = 24,992;
+        // untied: 49,984 + 128,064 = 178,048; the qwen3_vl tower above 19,488.
+        {"qwen3_vl_moe",
+         "{model_type: qwen3_vl_moe, tie_word_embeddings: false, text_config: {model_type: qwen3_vl_moe_text,"
+         " hidden_size: 64, intermediate_size: 128, moe_intermediate_size: 16, num_experts: 4, num_experts_per_tok: 2,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, vocab_size: 1000},"
+         " vision_config: {depth: 1, hidden_size: 16, intermediate_size: 32, num_heads: 2, out_hidden_size: 64,"
+         " patch_size: 2, spatial_merge_size: 2, temporal_patch_size: 2, in_channels: 3, num_position_embeddings: 4,"
+         " deepstack_visual_indexes: [0]}}",
+         197536, {24992, 24992}},
+        // llava: the tiny llama 202,048; CLIP tower: class 16, patch 3*2*2*16 = 192, positions (2*2 + 1)*16 = 80,
+        // pre_layrnorm 32, block 2,224, post_layernorm 32 -> 2,576; projector [16 -> 64] + 64, [64 -> 64] + 64 = 5,248.
+        {"llava",
+         "{model_type: llava, tie_word_embeddings: false, vision_feature_layer: -2, text_config: {model_type: llama,"
+         " hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000}, vision_config: {model_type: clip_vision_model, hidden_size: 16,"
+         " intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, image_size: 4, patch_size: 2}}",
+         209872, {36992, 36992}},
+        // mistral3: the same text as mistral; Pixtral tower: patch_conv 3*2*2*16 = 192, ln_pre 16, block 4*16*16 +
+        // 3*16*32 + 2 RMSNorms 32 = 2,592 -> 2,800; projector: norm 16, merging [16*4 -> 16] 1,024, linear_1 [16 -> 64]
+        // 1,024, linear_2 [64 -> 64] 4,096, no biases (multimodal_projector_bias false) -> 6,160.
+        {"mistral3",
+         "{model_type: mistral3, text_config: {model_type: mistral, hidden_size: 64, intermediate_size: 128,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, vocab_size: 1000},"
+         " vision_config: {model_type: pixtral, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1,"
+         " num_attention_heads: 2, patch_size: 2, image_size: 8}}",
+         211008, {36992, 36992}},
+        // mllama: blocks 36,992 and, at cross_attention_layers [1], 36,992 + q_norm/k_norm 32 = 37,024; embedding
+        // (1000 + 8)*64, head 64,000, norm 64, two gates: 202,594. Tower: Conv2d 3*2*2*16 = 192, class 16, gated
+        // positions 1 + 5*16 + 3*2*5*16 = 561 (patches (4/2)^2 + 1 = 5, 2 ratios + 1 rows, 2 tiles), pre/post tile
+        // embeddings 2*(3*2*16 + 1) = 194, layernorm_pre/post 64, 2 blocks (1 local, 1 global) of 4*16*16 + fc1/fc2
+        // 1,072 + LayerNorms 64 = 2,160, global gates 2 -> 5,349; projector [32 -> 64] + 64 = 2,112.
+        {"mllama",
+         "{model_type: mllama, text_config: {model_type: mllama_text_model, hidden_size: 64, intermediate_size: 128,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, vocab_size: 1000,"
+         " cross_attention_layers: [1]}, vision_config: {hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1,"
+         " num_global_layers: 1, attention_heads: 2, image_size: 4, patch_size: 2, max_num_tiles: 2,"
+         " vision_output_dim: 32, supported_aspect_ratios: [[1, 1], [1, 2]]}}",
+         210055, {36992, 37024}},
+        // llama3_siglip2 (torchtitan's vlm experiment): the tiny llama 202,048; SigLIP2 encoder: patch Linear
+        // [3*2*2 -> 16] + 16 = 208, positions 4*16 = 64, block 2,224, post_layernorm 32 -> 2,528; Projector
+        // [16 -> 16] + 16 = 272 and [16 -> 64] + 64 = 1,088 -> 1,360.
+        {"llama3_siglip2",
+         "{model_type: llama3_siglip2, text_config: {model_type: llama, hidden_size: 64, intermediate_size: 128,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, vocab_size: 1000,"
+         " tie_word_embeddings: false}, vision_config: {hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1,"
+         " num_attention_heads: 2, num_patches: 4, num_channels: 3, patch_size: 2}}",
+         205936, {36992, 36992}},
+        // ---- dense Llama-layout families (src/spec/hf_config_dense.cpp) ----
+        // apertus: head_dim 16, kv 2: q 4,096 + k 2,048 + v 2,048 + o 4,096 = 12,288, q_norm/k_norm 2*16 = 32;
+        // plain MLP up + down 2*64*160 = 20,480; xIELU alpha_p + alpha_n 2; 2 RMSNorms 128 -> 32,930.
+        // Untied: 2*32,930 + 64,000 + 64,000 + 64 = 193,924.
+        {"apertus_xielu_qk_norm",
+         "{model_type: apertus, hidden_size: 64, intermediate_size: 160, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000}",
+         193924, {32930, 32930}},
+        // arcee: attention 12,288 + q/k/v/o biases 64+32+32+64 = 12,480; plain MLP 20,480 + up/down biases 160+64 =
+        // 20,704; norms 128 -> 33,312. Untied: 2*33,312 + 128,064 = 194,688.
+        {"arcee_relu2_biases",
+         "{model_type: arcee, hidden_size: 64, intermediate_size: 160, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000, attention_bias: true, mlp_bias: true}",
+         194688, {33312, 33312}},
+        // cohere2: head_dim is hidden/heads = 16 whatever head_dim says; attention 12,288; gated MLP 3*64*128 =
+        // 24,576; one LayerNorm, weight only, 64 -> 36,928. Tied by default: 4*36,928 + 64,000 + final norm 64 =
+        // 211,776.
+        {"cohere2_parallel_one_norm_tied",
+         "{model_type: cohere2, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 4, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 32, vocab_size: 1000, sliding_window: 16}",
+         211776, {36928, 36928, 36928, 36928}},
+        // glm4: q/k/v biases by default 64+32+32 (o_proj none): 12,416; gate_up_proj 64*256 + down 128*64 = 24,576;
+        // 4 RMSNorms 256 -> 37,248. Untied: 2*37,248 + 128,064 = 202,560.
+        {"glm4_four_norms_qkv_bias",
+         "{model_type: glm4, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 16, vocab_size: 1000}",
+         202560, {37248, 37248}},
+        // hunyuan_v1_dense: attention 12,288 + query/key layernorms 2*16 = 12,320; MLP 24,576; norms 128 -> 37,024.
+        // Tied: 2*37,024 + 64,000 + 64 = 138,112.
+        {"hunyuan_v1_dense_qk_norm_tied",
+         "{model_type: hunyuan_v1_dense, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,"
+         " num_attention_heads: 4, num_key_value_heads: 2, vocab_size: 1000, tie_word_embeddings: true}",
+         138112, {37024, 37024}},
+        // nemotron: attention 12,288; plain MLP 20,480; two LayerNorm1P with weight and bias 2*128 = 256 -> 33,024.
+        // Untied: 2*33,024 + 128,000 + final LayerNorm 128 = 194,176.
+        {"nemotron_relu2_layernorm",
+         "{model_type: nemotron, hidden_size: 64, intermediate_size: 160, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000}",
+         194176, {33024, 33024}},
+        // olmo3: attention 12,288 + q_norm over 4*16 = 64 + k_norm over 2*16 = 32 -> 12,384; MLP 24,576; norms 128 ->
+        // 37,088. Untied: 4*37,088 + 128,064 = 276,416.
+        {"olmo3_full_width_qk_norm",
+         "{model_type: olmo3, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 4, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000}",
+         276416, {37088, 37088, 37088, 37088}},
+        // seed_oss: q/k/v biases by default 128, o_proj none (attention_out_bias false), MLP none: 12,416 + 24,576 +
+        // norms 128 = 37,120. Untied: 2*37,120 + 128,064 = 202,304.
+        {"seed_oss_qkv_bias",
+         "{model_type: seed_oss, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 16, vocab_size: 1000}",
+         202304, {37120, 37120}},
+        // mamba: MambaBlock = RMSNorm 64 + MambaMixer with I = 2*64 = 128, N 16, K 4, R = ceil(64/16) = 4: in_proj
+        // 64*256 = 16,384; conv1d 128*4 + bias 128 = 640; x_proj 128*(4 + 32) = 4,608; dt_proj 4*128 + 128 = 640;
+        // A_log 128*16 = 2,048; D 128; out_proj 128*64 = 8,192 -> 32,704. Tied: 2*32,704 + 64,000 + 64 = 129,472.
+        {"mamba_selective_scan_tied",
+         "{model_type: mamba, hidden_size: 64, num_hidden_layers: 2, vocab_size: 1000}", 129472, {32704, 32704}},
+        // mamba2: I = 128 in H = 8 heads, G = 2 groups of N = 16: in_proj 64*(256 + 64 + 8) = 20,992; conv1d over
+        // 128 + 64 = 192 channels 192*4 + 192 = 960; dt_bias, A_log, D 3*8 = 24; gated norm 128; out_proj 8,192;
+        // block norm 64 -> 30,360. Untied: 2*30,360 + 128,000 + 64 = 188,784.
+        {"mamba2_ssd_groups",
+         "{model_type: mamba2, hidden_size: 64, num_hidden_layers: 2, vocab_size: 1000, num_heads: 8, head_dim: 16,"
+         " state_size: 16, n_groups: 2}",
+         188784, {30360, 30360}},
+        // jamba, attention at i % 2 == 1, experts at i % 2 == 0: Mamba layer = MambaMixer (I 128, N 8, R 4: 16,384 +
+        // 640 + 128*20 + 640 + 1,024 + 128 + 8,192 = 29,568) + dt/B/C layernorms 4 + 8 + 8 = 29,588, 4 experts of
+        // 3*64*128 + router 256 = 98,560, norms 128 -> 128,276; attention layer 12,288 + MLP 24,576 + 128 = 36,992.
+        // Untied: 2*(128,276 + 36,992) + 128,000 + 64 = 458,600.
+        {"jamba_periods",
+         "{model_type: jamba, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 4, num_attention_heads: 4,"
+         " num_key_value_heads: 2, attn_layer_period: 2, attn_layer_offset: 1, expert_layer_period: 2,"
+         " expert_layer_offset: 0, num_experts: 4, num_experts_per_tok: 2, mamba_d_state: 8, vocab_size: 1000}",
+         458600, {128276, 36992, 128276, 36992}},
+        // falcon_h1: attention 12,288 + MLP 24,576 + Mamba-2 beside it (I 128, H 8, G 1, N 16: in_proj 64*(256 + 32
+        // + 8) = 18,944, conv1d 160*4 + 160 = 800, 24, gated norm 128 with mamba_rms_norm, out_proj 8,192 = 28,088)
+        // + 2 norms 128 = 65,080. Untied: 2*65,080 + 128,064 = 258,224.
+        {"falcon_h1_parallel_mamba",
+         "{model_type: falcon_h1, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000, mamba_d_ssm: 128, mamba_n_heads: 8, mamba_d_state: 16,"
+         " mamba_rms_norm: true}",
+         258224, {65080, 65080}},
+        // granitemoehybrid: every layer 4 experts of 3*64*32 = 24,576 + router 256 + shared MLP 3*64*64 = 12,288 ->
+        // 37,120, norms 128; the mamba layer's mixer 28,088 (as falcon_h1's) -> 65,336; the attention layer 12,288 ->
+        // 49,536. Tied: 114,872 + 64,000 + 64 = 178,936.
+        {"granitemoehybrid_layer_types",
+         "{model_type: granitemoehybrid, hidden_size: 64, intermediate_size: 32, num_hidden_layers: 2,"
+         " num_attention_heads: 4, num_key_value_heads: 2, num_local_experts: 4, num_experts_per_tok: 2,"
+         " shared_intermediate_size: 64, layer_types: [mamba, attention], mamba_n_heads: 8, mamba_d_state: 16,"
+         " vocab_size: 1000, tie_word_embeddings: true}",
+         178936, {65336, 49536}},
+        // nemotron_h "M*-": Mamba-2 block 30,360 (as mamba2's), attention 12,288 + norm 64, relu2 MLP 2*64*160 +
+        // norm 64 = 20,544. Untied: 63,256 + 128,064 = 191,320.
+        {"nemotron_h_pattern",
+         "{model_type: nemotron_h, hidden_size: 64, intermediate_size: 160, num_hidden_layers: 3,"
+         " hybrid_override_pattern: 'M*-', num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16,"
+         " mamba_num_heads: 8, mamba_head_dim: 16, n_groups: 2, ssm_state_size: 16, chunk_size: 128, vocab_size: 1000}",
+         191320, {30360, 12352, 20544}},
     };
 }
 

@@ -226,8 +226,8 @@ std::vector<BadJob> bad_jobs() {
          composed("{model_type: lama, hidden_size: 64, intermediate_size: 160, num_hidden_layers: 2, num_attention_heads: 4, "
                   "vocab_size: 10}", 1),
          {}, "model.model_type", "unsupported family 'lama' (did you mean 'llama'?)"},
-        {"inline_model_unsupported_family", composed("{model_type: mamba, hidden_size: 64}", 1), {}, "model.model_type",
-         "unsupported family 'mamba'"},
+        {"inline_model_unsupported_family", composed("{model_type: rwkv, hidden_size: 64}", 1), {}, "model.model_type",
+         "unsupported family 'rwkv'"},
         {"inline_model_kv_not_dividing", composed(kTinyInline + ", intermediate_size: 160, num_key_value_heads: 3}", 1), {}, "model.num_key_value_heads",
          "3 key/value heads do not divide 4 attention heads"},
         {"inline_model_hidden_not_divisible", composed("{model_type: llama, hidden_size: 65, intermediate_size: 160, "
@@ -419,3 +419,21 @@ TEST(SpecJobErrors, NonUtf8JobPathWithJson) {
 }
 
 }  // namespace
+
+// A framework profile's default LoRA targets apply when the job names none, and a job's own targets win.
+TEST(SpecJobErrors, ProfileLoraTargetsApplyUnlessTheJobNamesItsOwn) {
+    const std::string job = std::string(FTBOUND_SOURCE_DIR) + "/validation/pretrain/jobs/nemo2412-h100-l2-7b-lora-g8.yaml";
+    auto trainable = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args = {"plan", job, "--json"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        CliResult r = run_ftbound(args);
+        EXPECT_EQ(r.exit_code, 0) << describe(r);
+        return nlohmann::json::parse(r.out)["memory"]["params"]["trainable"].get<int64_t>();
+    };
+    const int64_t profile_default = trainable({});
+    // nemo-2407-lora: q, k and v of 32 Llama-2-7B blocks, rank 32: 32 x 3 x 32 x (4096 + 4096).
+    EXPECT_EQ(profile_default, int64_t(32) * 3 * 32 * (4096 + 4096));
+    EXPECT_EQ(trainable({"--set", "train.lora.targets=[q_proj,k_proj,v_proj]"}), profile_default);
+    EXPECT_GT(trainable({"--set", "train.lora.targets=all-linear"}), profile_default);
+    EXPECT_GT(trainable({"--set", "train.framework=nemo"}), profile_default);   // nemo.yaml: all linear layers
+}

@@ -41,11 +41,10 @@ Job tiny_job(const std::vector<std::string>& sets = {}, int gpus = 1) {
 constexpr double kTinyParams = 202048;
 constexpr double kTinyMatmulParams = 64000 + 2 * 36864;   // lm_head + block matrices = 137,728
 // H100 SXM (data/devices/gpus/h100-sxm.yaml): 3350 GB/s HBM, dense bf16 989.4 TFLOP/s; streaming kernels run at
-// 750/900 of peak bandwidth (kGpuStreamFraction, Jia et al. 2018); a kernel launch costs the host 4 us
-// (kKernelLaunchHostSeconds); the generic framework adds no per-kernel or per-block host time.
+// 750/900 of peak bandwidth (kGpuStreamFraction, Jia et al. 2018); the generic framework adds no per-kernel or
+// per-block host time of its own.
 constexpr double kH100StreamBps = 3350e9 * 750.0 / 900.0;
 constexpr double kH100Bf16Flops = 989.4e12;
-constexpr double kLaunchSeconds = 4e-6;
 
 struct Planned {
     Job job;
@@ -109,8 +108,11 @@ std::vector<Job> identity_jobs() {
 //   head: output projection forward, dgrad, wgrad (3) + cross-entropy 5 + 5 + final norm 2 + 4   -> 19
 //   embedding: gather forward 1, scatter-add backward 2                                           ->  3
 //   2 x (38 + 76) + 19 + 3 = 250.
-// At 8 tokens every kernel is far shorter than its 4 us launch, so the GPU waits on the host: a micro-batch
-// takes exactly 250 x 4 us = 1 ms. The optimizer step (torch foreach AdamW, pure bf16: ~20 element accesses of
+// Of these, 2 x 38 + 8 (head: projection, 5 cross-entropy, 2 final norm) + 1 (gather) = 85 run in the forward and
+// 165 in the backward. At 8 tokens every kernel is far shorter than the host's time to issue it eagerly
+// (timing/eager_host.hpp: 20 us per forward op, 32 us per backward op, 38 us per AccumulateGrad of the 2 x 9 block
+// tensors + embedding, final norm and head = 21), so the GPU waits on the host: a micro-batch takes exactly
+// 85 x 20 + 165 x 32 + 21 x 38 us = 7.778 ms. The optimizer step (torch foreach AdamW, pure bf16: ~20 element accesses of
 // 2 bytes per parameter) streams 202,048 x 40 B through HBM.
 TEST(TimingCanonical, TinyLaunchBoundStepIsKernelsTimesLaunchPlusOptimizer) {
     for (int accumulation : {1, 3}) {
@@ -120,7 +122,8 @@ TEST(TimingCanonical, TinyLaunchBoundStepIsKernelsTimesLaunchPlusOptimizer) {
         EXPECT_DOUBLE_EQ(p.time.kernels_per_step, kernels);
         const double optimizer_s = kTinyParams * 40 / kH100StreamBps;   // 2.895e-6 s
         EXPECT_NEAR(phase_seconds(p.time, "optimizer step") / optimizer_s, 1.0, 1e-12);
-        const double step_s = kernels * kLaunchSeconds + optimizer_s;   // 1.002895 ms at one micro-batch
+        const double host_s = 85 * 20e-6 + 165 * 32e-6 + 21 * 38e-6;
+        const double step_s = accumulation * host_s + optimizer_s;   // 7.780895 ms at one micro-batch
         EXPECT_NEAR(p.time.step_seconds / step_s, 1.0, 1e-9);
         EXPECT_EQ(p.time.bottleneck, Resource::launch_overhead);
         // No communication on one GPU, nothing on the host side of the box.

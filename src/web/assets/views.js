@@ -242,6 +242,9 @@ FTB.views = (function () {
       var pf = figures(panel);
       figure(pf, 'W per GPU', 'power.device_w', pw.device_w, 'number');
       figure(pf, 'W per node', 'power.node_w', pw.node_w, 'number');
+      if (isNum(pw.sustained_clock_fraction) && pw.sustained_clock_fraction < 1)
+        figure(pf, 'tensor-core clock under the power limit', 'power.sustained_clock_fraction',
+               pw.sustained_clock_fraction, 'percent');
       if (pw.note) el('p', { 'class': 'note' }, panel, pw.note);
     }
     var r = doc.reliability || {}, rf = figures(panel);

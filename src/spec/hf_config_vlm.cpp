@@ -1,0 +1,329 @@
+// Vision-language checkpoints: the text model from text_config through the llama-like reader (its blocks are the
+// ModelSpec's layers), plus the vision tower and the projector into the text model, counted exactly in
+// ModelSpec::encoder. Module layouts follow transformers' modeling_<family>.py; defaults its configuration_<family>.py.
+// Shape fields whose class defaults are not a released checkpoint's are required (need_int), so a config that leaves
+// one out gets an error naming it rather than a guessed count.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ftbound/error.hpp"
+#include "spec/hf_family.hpp"
+
+namespace ftb::hf {
+namespace {
+
+// One encoder block: attention (q, k, v, o; a fused qkv has the same count), the MLP and two norms.
+struct TowerBlock {
+    int64_t hidden = 0;
+    int64_t ffn = 0;
+    bool attn_bias = false;   // biases on q, k, v and o
+    bool mlp_bias = false;
+    bool gated = false;       // gate, up, down (SwiGLU) instead of fc1, fc2
+    bool norm_bias = false;   // LayerNorm with bias; otherwise RMSNorm (weight only)
+    int64_t params() const {
+        const int64_t h = hidden;
+        int64_t p = 4 * h * h + (attn_bias ? 4 * h : 0);
+        p += (gated ? 3 : 2) * h * ffn;
+        if (mlp_bias) p += (gated ? 2 * ffn : ffn) + h;
+        return p + 2 * h * (norm_bias ? 2 : 1);
+    }
+};
+
+int64_t linear(int64_t in, int64_t out, bool bias) { return in * out + (bias ? out : 0); }
+
+EncoderSpec vision(const char* kind, int64_t params, int64_t projector, int64_t layers, int64_t hidden) {
+    EncoderSpec e;
+    e.modality = "vision";
+    e.kind = kind;
+    e.params = params;
+    e.projector_params = projector;
+    e.layers = layers;
+    e.hidden = hidden;
+    return e;
+}
+
+void attach(ModelSpec& m, const EncoderSpec& e) {
+    m.encoder = e;
+    m.vision_params = e.params + e.projector_params;
+}
+
+// A copy of a nested config with its config class's defaults filled in where the published file leaves them out
+// (LlavaConfig builds text_config through CONFIG_MAPPING[model_type](**text_config), so missing keys take that class's
+// defaults).
+Json with_defaults(const Json& node, std::initializer_list<std::pair<const char*, int64_t>> defaults) {
+    Json out = node;
+    for (const auto& [key, value] : defaults)
+        if (!out.contains(key) || out[key].is_null()) out[key] = value;
+    return out;
+}
+
+// The text model of a composite config: text_config, or the top level where the family once kept its text fields
+// there (Qwen2-VL's config.json as first published). The composite's tie_word_embeddings wins: the
+// *ForConditionalGeneration class ties (or not) from the top-level config.
+ModelSpec text_model(const Fields& f, const Fields& text, const std::string& family) {
+    ModelSpec m = llama_like(text, family);
+    if (f.has("tie_word_embeddings")) m.tie_word_embeddings = opt_bool(f, "tie_word_embeddings", false);
+    return m;
+}
+
+// CLIPVisionModel (transformers clip/modeling_clip.py CLIPVisionEmbeddings, CLIPVisionTransformer): class embedding,
+// Conv2d patch embedding without bias, learned positions ((image/patch)^2 + 1), pre_layrnorm, blocks (q/k/v/out_proj and
+// fc1/fc2 with biases, two LayerNorms), post_layernorm.
+std::pair<int64_t, int64_t> clip_tower(const Fields& v) {
+    const int64_t h = need_int(v, {"hidden_size"});
+    const int64_t layers = need_int(v, {"num_hidden_layers"}, 1, kMaxLayers);
+    const int64_t image = need_int(v, {"image_size"});
+    const int64_t patch = need_int(v, {"patch_size"});
+    const int64_t channels = opt_int(v, {"num_channels"}, 3, 1);   // CLIPVisionConfig num_channels=3
+    if (image % patch != 0) v.fail("patch_size", "does not divide image_size " + std::to_string(image));
+    const TowerBlock b{h, need_int(v, {"intermediate_size"}), true, true, false, true};
+    const int64_t positions = (image / patch) * (image / patch) + 1;
+    return {h + channels * patch * patch * h + positions * h + 2 * h + layers * b.params() + 2 * h, layers};
+}
+
+// PixtralVisionModel (transformers pixtral/modeling_pixtral.py): Conv2d patch_conv without bias, ln_pre (RMSNorm),
+// blocks of q/k/v/o and gate/up/down without biases and two RMSNorms; 2-D rotary positions (no table). Defaults:
+// PixtralVisionConfig (pixtral/configuration_pixtral.py: hidden_size 1024, intermediate_size 4096, num_hidden_layers
+// 24, num_channels 3, patch_size 16), which published Pixtral configs rely on.
+std::pair<int64_t, int64_t> pixtral_tower(const Fields& v) {
+    const int64_t h = opt_int(v, {"hidden_size"}, 1024, 1);
+    const int64_t layers = opt_int(v, {"num_hidden_layers"}, 24, 1, kMaxLayers);
+    const int64_t patch = opt_int(v, {"patch_size"}, 16, 1);
+    const int64_t channels = opt_int(v, {"num_channels"}, 3, 1);
+    const TowerBlock b{h, opt_int(v, {"intermediate_size"}, 4096, 1), false, false, true, false};
+    return {channels * patch * patch * h + h + layers * b.params(), layers};
+}
+
+int64_t vision_hidden(const Fields& v) {
+    const bool pixtral = v.get_string("model_type").value_or("") == "pixtral";
+    return pixtral ? opt_int(v, {"hidden_size"}, 1024, 1) : need_int(v, {"hidden_size"});
+}
+
+// The vision tower a llava-style config names in vision_config.model_type.
+std::pair<int64_t, int64_t> llava_tower(const Fields& v) {
+    const std::string type = v.get_string("model_type").value_or("clip_vision_model");   // LlavaConfig's default
+    if (type == "clip_vision_model") return clip_tower(v);
+    if (type == "pixtral") return pixtral_tower(v);
+    v.fail("model_type", "vision tower '" + type + "' is not one ftbound counts (clip_vision_model, pixtral)");
+}
+
+// vision_feature_layer: one layer index, or a list whose features are concatenated (LlavaMultiModalProjector's input
+// width is vision hidden x the number of layers).
+int64_t feature_layers(const Fields& f) {
+    const Json* layer = f.raw("vision_feature_layer");
+    if (layer && layer->is_array()) return std::max<int64_t>(1, static_cast<int64_t>(layer->size()));
+    return 1;
+}
+
+// The text config of a llava-style checkpoint, with the defaults of the class its model_type names.
+ModelSpec llava_text(const Fields& f, Json& holder) {
+    if (!f.has("text_config")) f.fail("text_config", "missing (the language model's config)");
+    const Fields t = f.child("text_config");
+    const std::string type = t.get_string("model_type").value_or("llama");   // LlavaConfig's default text model
+    if (type == "llama")   // LlamaConfig.__init__ defaults (transformers llama/configuration_llama.py)
+        holder = with_defaults(t.node(), {{"vocab_size", 32000}, {"hidden_size", 4096}, {"intermediate_size", 11008},
+                                          {"num_hidden_layers", 32}, {"num_attention_heads", 32}});
+    else if (type == "mistral")   // MistralConfig.__init__ defaults (transformers mistral/configuration_mistral.py)
+        holder = with_defaults(t.node(), {{"vocab_size", 32000}, {"hidden_size", 4096}, {"intermediate_size", 14336},
+                                          {"num_hidden_layers", 32}, {"num_attention_heads", 32},
+                                          {"num_key_value_heads", 8}});
+    else
+        t.fail("model_type", "text model '" + type + "' of a llava checkpoint is not one ftbound reads (llama, mistral)");
+    return text_model(f, Fields(holder, t.file(), t.path()), type);
+}
+
+// llava (LlavaForConditionalGeneration, transformers llava/modeling_llava.py): the vision tower, and
+// LlavaMultiModalProjector: linear_1 [vision hidden x feature layers -> text hidden], act, linear_2 [text -> text],
+// both with bias unless multimodal_projector_bias is false (LlavaConfig default true).
+ModelSpec read_llava(const Fields& f) {
+    Json holder;
+    ModelSpec m = llava_text(f, holder);
+    if (!f.has("vision_config")) f.fail("vision_config", "missing (the vision tower's config)");
+    const Fields v = f.child("vision_config");
+    const auto [tower, layers] = llava_tower(v);
+    const int64_t vh = vision_hidden(v);
+    const bool bias = opt_bool(f, "multimodal_projector_bias", true);
+    const int64_t projector = linear(vh * feature_layers(f), m.hidden, bias) + linear(m.hidden, m.hidden, bias);
+    attach(m, vision(v.get_string("model_type").value_or("clip_vision_model").c_str(), tower, projector, layers, vh));
+    return m;
+}
+
+// mistral3 (Mistral3ForConditionalGeneration, transformers mistral3/modeling_mistral3.py): the Pixtral tower, and
+// Mistral3MultiModalProjector: norm (RMSNorm, vision hidden), patch_merger.merging_layer [vision hidden x merge^2 ->
+// vision hidden] without bias, linear_1 [vision hidden x feature layers -> text hidden], linear_2 [text -> text], both
+// with bias only when multimodal_projector_bias (Mistral3Config default false); spatial_merge_size default 2.
+ModelSpec read_mistral3(const Fields& f) {
+    Json holder;
+    ModelSpec m = llava_text(f, holder);
+    if (!f.has("vision_config")) f.fail("vision_config", "missing (the vision tower's config)");
+    const Fields v = f.child("vision_config");
+    const auto [tower, layers] = pixtral_tower(v);
+    const int64_t vh = opt_int(v, {"hidden_size"}, 1024, 1);
+    const int64_t merge = opt_int(f, {"spatial_merge_size"}, 2, 1, 64);
+    const bool bias = opt_bool(f, "multimodal_projector_bias", false);
+    const int64_t projector = vh + vh * merge * merge * vh + linear(vh * feature_layers(f), m.hidden, bias) +
+                              linear(m.hidden, m.hidden, bias);
+    attach(m, vision("pixtral", tower, projector, layers, vh));
+    return m;
+}
+
+// The Qwen vision towers' shared patch merger: a norm over the tower width, then [h m^2 -> h m^2] and [h m^2 -> out]
+// with biases (Qwen2VL PatchMerger, Qwen2_5_VLPatchMerger, Qwen3VLVisionPatchMerger).
+int64_t qwen_merger(int64_t h, int64_t merge, int64_t out, int64_t norm_params) {
+    const int64_t wide = h * merge * merge;
+    return norm_params + linear(wide, wide, true) + linear(wide, out, true);
+}
+
+struct QwenVision {
+    int64_t h, depth, patch_in, merge;
+};
+
+QwenVision qwen_vision_shape(const Fields& v, const char* width_key) {
+    QwenVision s;
+    s.h = need_int(v, {width_key});
+    s.depth = need_int(v, {"depth"}, 1, kMaxLayers);
+    const int64_t patch = need_int(v, {"patch_size", "spatial_patch_size"});
+    const int64_t channels = opt_int(v, {"in_channels", "in_chans"}, 3, 1);
+    const int64_t temporal = opt_int(v, {"temporal_patch_size"}, 2, 1, 64);
+    s.patch_in = channels * temporal * patch * patch;   // Conv3d kernel [temporal, patch, patch]
+    s.merge = opt_int(v, {"spatial_merge_size"}, 2, 1, 64);
+    return s;
+}
+
+// Qwen2-VL (transformers qwen2_vl/modeling_qwen2_vl.py Qwen2VisionTransformerPretrainedModel): Conv3d patch embed
+// without bias, blocks of fused qkv and proj with biases, fc1/fc2 (embed_dim x mlp_ratio) with biases, two LayerNorms;
+// PatchMerger: ln_q LayerNorm(embed_dim), MLP into hidden_size (the text width).
+EncoderSpec qwen2_vl_vision(const Fields& v) {
+    const QwenVision s = qwen_vision_shape(v, "embed_dim");
+    const TowerBlock b{s.h, s.h * need_int(v, {"mlp_ratio"}), true, true, false, true};
+    const int64_t merger = qwen_merger(s.h, s.merge, need_int(v, {"hidden_size"}), 2 * s.h);
+    return vision("qwen2_vl", s.patch_in * s.h + s.depth * b.params(), merger, s.depth, s.h);
+}
+
+// Qwen2.5-VL (qwen2_5_vl/modeling_qwen2_5_vl.py Qwen2_5_VisionTransformerPretrainedModel): the same patch embed, blocks
+// with RMSNorms and a gated MLP with biases (Qwen2_5_VLMLP(bias=True)); merger ln_q is an RMSNorm, output out_hidden_size.
+EncoderSpec qwen2_5_vl_vision(const Fields& v) {
+    const QwenVision s = qwen_vision_shape(v, "hidden_size");
+    const TowerBlock b{s.h, need_int(v, {"intermediate_size"}), true, true, true, false};
+    const int64_t merger = qwen_merger(s.h, s.merge, need_int(v, {"out_hidden_size"}), s.h);
+    return vision("qwen2_5_vl", s.patch_in * s.h + s.depth * b.params(), merger, s.depth, s.h);
+}
+
+// Qwen3-VL (qwen3_vl/modeling_qwen3_vl.py Qwen3VLVisionModel): Conv3d patch embed with bias, a learned position table
+// (num_position_embeddings rows), blocks of qkv/proj and linear_fc1/fc2 with biases and two LayerNorms; the merger
+// (LayerNorm over the tower width) and one more merger per deepstack_visual_indexes entry (LayerNorm over h m^2).
+EncoderSpec qwen3_vl_vision(const Fields& v) {
+    const QwenVision s = qwen_vision_shape(v, "hidden_size");
+    const TowerBlock b{s.h, need_int(v, {"intermediate_size"}), true, true, false, true};
+    const int64_t out = need_int(v, {"out_hidden_size"});
+    const int64_t positions = need_int(v, {"num_position_embeddings"});
+    const int64_t deepstack = static_cast<int64_t>(layer_list(v, "deepstack_visual_indexes").size());
+    const int64_t wide = s.h * s.merge * s.merge;
+    const int64_t mergers = qwen_merger(s.h, s.merge, out, 2 * s.h) + deepstack * qwen_merger(s.h, s.merge, out, 2 * wide);
+    return vision("qwen3_vl", s.patch_in * s.h + s.h + positions * s.h + s.depth * b.params(), mergers, s.depth, s.h);
+}
+
+// The Qwen VL families: the text model (a qwen2 / qwen3 / qwen3_moe decoder) and the vision tower.
+template <EncoderSpec (*Tower)(const Fields&)>
+ModelSpec read_qwen_vl(const Fields& f, const char* text_family) {
+    if (!f.has("vision_config")) f.fail("vision_config", "missing (the vision tower's config)");
+    ModelSpec m = f.has("text_config") ? text_model(f, f.child("text_config"), text_family) : text_model(f, f, text_family);
+    attach(m, Tower(f.child("vision_config")));
+    return m;
+}
+
+// MllamaVisionModel (transformers mllama/modeling_mllama.py): Conv2d patch embedding without bias, class embedding,
+// gated_positional_embedding (gate, ((image/patch)^2 + 1) x hidden table, tile_embedding of (max_aspect_ratio_id + 1)
+// rows of max_num_tiles x patches x hidden), pre/post tile embeddings ((max_aspect_ratio_id + 1) x max_num_tiles x
+// hidden, each with a gate), layernorm_pre/post, num_hidden_layers blocks (q/k/v/o without bias, fc1/fc2 with bias,
+// two LayerNorms) and num_global_layers gated blocks (two gates each). max_aspect_ratio_id = len(supported_aspect_ratios)
+// (MllamaVisionConfig; its default lists 8 ratios).
+EncoderSpec mllama_vision(const Fields& v, int64_t text_hidden) {
+    const int64_t h = need_int(v, {"hidden_size"});
+    const int64_t local = need_int(v, {"num_hidden_layers"}, 1, kMaxLayers);
+    const int64_t global = need_int(v, {"num_global_layers"}, 0, kMaxLayers);
+    const int64_t image = need_int(v, {"image_size"});
+    const int64_t patch = need_int(v, {"patch_size"});
+    const int64_t tiles = need_int(v, {"max_num_tiles"});
+    const int64_t channels = opt_int(v, {"num_channels"}, 3, 1);
+    if (image % patch != 0) v.fail("patch_size", "does not divide image_size " + std::to_string(image));
+    const Json* ratios = v.raw("supported_aspect_ratios");
+    if (ratios && !ratios->is_array()) v.fail("supported_aspect_ratios", "expected a list of [w, h] tile layouts");
+    const int64_t ratio_rows = (ratios ? static_cast<int64_t>(ratios->size()) : 8) + 1;
+    const int64_t patches = (image / patch) * (image / patch) + 1;
+    TowerBlock b{h, need_int(v, {"intermediate_size"}), false, true, false, true};
+    const int64_t positions = 1 + patches * h + ratio_rows * tiles * patches * h + 2 * (ratio_rows * tiles * h + 1);
+    const int64_t p = channels * patch * patch * h + h + positions + 2 * 2 * h + (local + global) * b.params() + 2 * global;
+    // multi_modal_projector: Linear(vision_output_dim, text hidden) with bias.
+    return vision("mllama", p, linear(need_int(v, {"vision_output_dim"}), text_hidden, true), local + global, h);
+}
+
+// mllama (MllamaForConditionalGeneration): the text model is Llama 3.1's blocks with cross-attention blocks at
+// cross_attention_layers, which the text model holds: each replaces self-attention by attention over the image states
+// (q/k/v/o of the same shapes, q_norm and k_norm RMSNorm(head_dim)) and gates attention and MLP (one scalar each);
+// embed_tokens has vocab_size + 8 rows (MllamaTextModel). Defaults: MllamaTextConfig (mllama/configuration_mllama.py).
+ModelSpec read_mllama(const Fields& f) {
+    if (!f.has("text_config")) f.fail("text_config", "missing (the language model's config)");
+    if (!f.has("vision_config")) f.fail("vision_config", "missing (the vision tower's config)");
+    const Fields t = f.child("text_config");
+    const Json holder = with_defaults(t.node(), {{"vocab_size", 128256}, {"hidden_size", 4096}, {"num_hidden_layers", 40},
+                                                 {"num_attention_heads", 32}, {"num_key_value_heads", 8},
+                                                 {"intermediate_size", 14336}});
+    const Fields text(holder, t.file(), t.path());
+    ModelSpec m = text_model(f, text, "llama");
+    std::vector<int64_t> cross = layer_list(text, "cross_attention_layers");
+    if (!text.has("cross_attention_layers")) cross = {3, 8, 13, 18, 23, 28, 33, 38};   // MllamaTextConfig default
+    for (const int64_t i : cross) {
+        if (i < 0 || i >= static_cast<int64_t>(m.layers.size()))
+            text.fail("cross_attention_layers", "layer " + std::to_string(i) + " is not one of the " +
+                                                    std::to_string(m.layers.size()) + " layers");
+        LayerSpec& l = m.layers[size_t(i)];
+        l.qk_norm = true;
+        l.qk_norm_params = 2 * l.head_dim;
+    }
+    m.extra_params = 8 * m.hidden + 2 * static_cast<int64_t>(cross.size());   // embedding rows + gates
+    attach(m, mllama_vision(f.child("vision_config"), m.hidden));
+    return m;
+}
+
+// torchtitan's vlm experiment (torchtitan/experiments/vlm, Llama3Siglip2Transformer in model/model.py), which has no
+// HF checkpoint: the torchtitan importer writes its flavor as this config. A Llama 3 text model (text_config) and a
+// SigLIP2 encoder (model/siglip2.py VisionTransformer: patch_embedding Linear [channels x patch^2 -> dim] with bias,
+// position_embedding of n_pos_embs^2 rows (num_patches, as HF Siglip2VisionConfig names it), blocks of
+// q/k/v/out_proj and fc1/fc2 with biases and two LayerNorms, post_layernorm), projected by Projector (w1 [dim -> dim],
+// w2 [dim -> text dim], with biases).
+ModelSpec read_llama3_siglip2(const Fields& f) {
+    if (!f.has("text_config")) f.fail("text_config", "missing (the language model's config)");
+    if (!f.has("vision_config")) f.fail("vision_config", "missing (the vision encoder's config)");
+    ModelSpec m = text_model(f, f.child("text_config"), "llama");
+    const Fields v = f.child("vision_config");
+    const int64_t h = need_int(v, {"hidden_size"});
+    const int64_t layers = need_int(v, {"num_hidden_layers"}, 1, kMaxLayers);
+    const int64_t patch = need_int(v, {"patch_size"});
+    const int64_t channels = need_int(v, {"num_channels"});
+    const TowerBlock b{h, need_int(v, {"intermediate_size"}), true, true, false, true};
+    const int64_t tower = linear(channels * patch * patch, h, true) + need_int(v, {"num_patches"}) * h +
+                          layers * b.params() + 2 * h;
+    attach(m, vision("siglip2", tower, linear(h, h, true) + linear(h, m.hidden, true), layers, h));
+    return m;
+}
+
+}  // namespace
+
+const std::vector<FamilyReader>& vlm_families() {
+    static const std::vector<FamilyReader> families = {
+        {"llava", read_llava},
+        {"mistral3", read_mistral3},
+        {"mllama", read_mllama},
+        {"qwen2_vl", [](const Fields& f) { return read_qwen_vl<qwen2_vl_vision>(f, "qwen2"); }},
+        {"qwen2_5_vl", [](const Fields& f) { return read_qwen_vl<qwen2_5_vl_vision>(f, "qwen2"); }},
+        {"qwen3_vl", [](const Fields& f) { return read_qwen_vl<qwen3_vl_vision>(f, "qwen3"); }},
+        {"qwen3_vl_moe", [](const Fields& f) { return read_qwen_vl<qwen3_vl_vision>(f, "qwen3_moe"); }},
+        {"llama3_siglip2", read_llama3_siglip2},
+    };
+    return families;
+}
+
+}  // namespace ftb::hf

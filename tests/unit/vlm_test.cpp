@@ -1,0 +1,121 @@
+// Vision-language checkpoints through a plan: the tower and projector count as frozen or trainable weights as
+// train.encoder says, the plan's notes say the encoder's compute is not in the step, and the importers carry what
+// their configs freeze (LLaMA-Factory's freeze_vision_tower / freeze_multi_modal_projector) or refuse what a plan
+// cannot express (torchtune's Llama 3.2 Vision trainable parts).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ftbound/error.hpp"
+#include "ftbound/memory.hpp"
+#include "ops/accuracy_notes.hpp"
+#include "plan_test_util.hpp"
+#include "spec_test_util.hpp"
+
+namespace ftb {
+namespace {
+
+using namespace plan_test;
+
+// The tiny llava of model_params_test.cpp: the tiny llama text model (202,048 parameters), a CLIP tower of 2,576
+// and a projector of 5,248 (linear_1 [16 -> 64] + 64, linear_2 [64 -> 64] + 64).
+constexpr double kTowerParams = 2576;
+constexpr double kProjectorParams = 5248;
+
+Job tiny_llava_job(const std::vector<std::pair<std::string, std::string>>& sets) {
+    Json doc = tiny_job_document();
+    doc["model"] = Json::parse(R"({
+      "model_type": "llava", "tie_word_embeddings": false, "vision_feature_layer": -2,
+      "text_config": {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+                      "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000},
+      "vision_config": {"model_type": "clip_vision_model", "hidden_size": 16, "intermediate_size": 32,
+                        "num_hidden_layers": 1, "num_attention_heads": 2, "image_size": 4, "patch_size": 2}})");
+    for (const auto& [key, value] : sets) apply_override(doc, key + "=" + value, "tiny.yaml");
+    return job_from_document(doc, "tiny.yaml");
+}
+
+TEST(VisionLanguage, EncoderSettingDecidesWhatOfTheTowerTrains) {
+    const double trained = plan_memory(tiny_llava_job({})).trainable_params;
+    const double projector = plan_memory(tiny_llava_job({{"train.encoder", "projector"}})).trainable_params;
+    const double frozen = plan_memory(tiny_llava_job({{"train.encoder", "frozen"}})).trainable_params;
+    EXPECT_DOUBLE_EQ(trained, kTinyParams + kTowerParams + kProjectorParams);
+    EXPECT_DOUBLE_EQ(projector, kTinyParams + kProjectorParams);
+    EXPECT_DOUBLE_EQ(frozen, kTinyParams);
+    // The frozen tower is still held: the weights grow by the tower and projector either way.
+    const MemoryResult text_only = plan_memory(tiny_job());
+    const MemoryResult with_frozen_tower = plan_memory(tiny_llava_job({{"train.encoder", "frozen"}}));
+    EXPECT_DOUBLE_EQ(with_frozen_tower.breakdown.weights_bytes - text_only.breakdown.weights_bytes,
+                     2 * (kTowerParams + kProjectorParams));   // pure bf16 weights
+}
+
+TEST(VisionLanguage, LoraKeepsTheTowerFrozen) {
+    const MemoryResult m = plan_memory(tiny_llava_job({{"train.method", "lora"}, {"train.lora.rank", "8"}}));
+    const MemoryResult text = plan_memory(tiny_job({{"train.method", "lora"}, {"train.lora.rank", "8"}}));
+    EXPECT_DOUBLE_EQ(m.trainable_params, text.trainable_params);
+}
+
+TEST(VisionLanguage, NotesSayTheEncoderComputeIsNotPlanned) {
+    const auto notes = accuracy_notes(tiny_llava_job({{"train.encoder", "projector"}}));
+    const auto note = std::find_if(notes.begin(), notes.end(),
+                                   [](const std::string& n) { return n.rfind("vision encoder", 0) == 0; });
+    ASSERT_NE(note, notes.end());
+    EXPECT_NE(note->find("clip_vision_model"), std::string::npos) << *note;
+    EXPECT_NE(note->find("projector trains"), std::string::npos) << *note;
+    EXPECT_NE(note->find("not in the step time"), std::string::npos) << *note;
+    for (const auto& n : accuracy_notes(tiny_job())) EXPECT_EQ(n.find("encoder"), std::string::npos) << n;
+}
+
+TEST(VisionLanguage, EncoderSettingIsChecked) {
+    try {
+        tiny_llava_job({{"train.encoder", "half"}});
+        FAIL() << "accepted train.encoder: half";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "train.encoder");
+    }
+}
+
+std::string write_config(const std::string& name, const std::string& text) {
+    return spec_test::write_scratch(name, text);
+}
+
+TEST(VisionLanguage, LlamaFactoryFreezesReachTheJob) {
+    const std::string base = "model_name_or_path: Qwen/Qwen2.5-VL-7B-Instruct\nstage: sft\nfinetuning_type: full\n"
+                             "cutoff_len: 1024\nper_device_train_batch_size: 1\nbf16: true\n";
+    auto encoder_of = [](const std::string& path) {
+        const auto r = spec_test::run_ftbound({"import", path, "--json"});
+        EXPECT_EQ(r.exit_code, 0) << spec_test::describe(r);
+        return r.exit_code == 0 ? Json::parse(r.out)["train"].value("encoder", std::string("(unset)")) : std::string();
+    };
+    EXPECT_EQ(encoder_of(write_config("lf_vl_defaults.yaml", base)), "frozen");   // LLaMA-Factory's defaults
+    EXPECT_EQ(encoder_of(write_config("lf_vl_proj.yaml", base + "freeze_multi_modal_projector: false\n")), "projector");
+    EXPECT_EQ(encoder_of(write_config("lf_vl_all.yaml", base + "freeze_vision_tower: false\n"
+                                                               "freeze_multi_modal_projector: false\n")),
+              "trained");
+    // A text-only model gets no encoder setting.
+    EXPECT_EQ(encoder_of(write_config("lf_text.yaml", "model_name_or_path: Qwen/Qwen2.5-7B\nfinetuning_type: full\n")),
+              "(unset)");
+    const auto r = spec_test::run_ftbound(
+        {"import", write_config("lf_vl_lang.yaml", base + "freeze_language_model: true\n"), "--json"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("freeze_language_model"), std::string::npos) << r.err;
+}
+
+TEST(VisionLanguage, TorchtuneVisionPartsOnlyAllTrainedPlan) {
+    const std::string recipe = "model:\n  _component_: torchtune.models.llama3_2_vision.llama3_2_vision_11b\n"
+                               "  decoder_trainable: True\n  encoder_trainable: True\n  fusion_trainable: True\n"
+                               "checkpointer:\n  checkpoint_dir: /tmp/Llama-3.2-11B-Vision-Instruct/\n"
+                               "tokenizer:\n  max_seq_len: 2048\nbatch_size: 1\ndtype: bf16\n";
+    const auto all = spec_test::run_ftbound({"import", write_config("tt_vision_all.yaml", recipe), "--json"});
+    ASSERT_EQ(all.exit_code, 0) << spec_test::describe(all);
+    EXPECT_EQ(Json::parse(all.out)["train"]["method"], "full");
+    // The builder's own defaults (decoder False): the decoder's self-attention blocks frozen, the rest trained.
+    std::string defaults = recipe;
+    defaults.replace(defaults.find("  decoder_trainable: True\n"), 26, "");
+    const auto split = spec_test::run_ftbound({"import", write_config("tt_vision_default.yaml", defaults), "--json"});
+    EXPECT_EQ(split.exit_code, 2);
+    EXPECT_NE(split.err.find("model.decoder_trainable: decoder frozen, encoder full, fusion full"), std::string::npos)
+        << split.err;
+}
+
+}  // namespace
+}  // namespace ftb
