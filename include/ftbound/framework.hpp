@@ -177,11 +177,11 @@ struct FrameworkProfile {
     // Interleaved pipelines post each stage-boundary send/recv ahead and wait for it only when the next model chunk
     // needs it, so it runs under that chunk's compute (Megatron-Core overlap_p2p_comm); false: on the critical path.
     bool pipeline_p2p_overlap = false;
-    // How fp8 GEMM inputs are cast (precision fp8): "fused" = the casts ride in kernels the model already counts
-    // (Transformer Engine fuses the input cast into its LayerNorm / activation kernels and the grad-output cast
-    // with its transpose, cast_transpose; not charged apart); "torchao_tensorwise" = torchao Float8Linear with
-    // dynamic tensorwise scaling, whose amax reductions, casts and fp8 layout copies are memory-bound kernels of
-    // their own (timing/fp8_casts.hpp).
+    // How fp8 GEMM inputs are cast (precision fp8): "fused" = not charged apart; "te_delayed" / "te_current" =
+    // Transformer Engine's quantizers under delayed / current scaling (own-kernel input casts, norm-fused casts,
+    // output-gradient casts and, on TN-only GPUs, the transposed copies: timing/fp8_casts.hpp
+    // transformer_engine_cast_bytes); "torchao_tensorwise" = torchao Float8Linear with dynamic tensorwise scaling,
+    // whose amax reductions, casts and fp8 layout copies are memory-bound kernels of their own (timing/fp8_casts.hpp).
     std::string fp8_linear_casts = "fused";
     // Matmul time in this framework's training steps relative to the isolated-matmul estimate, per GPU
     // architecture name (ampere, hopper, ...): what the model does not yet have a mechanism for (clocks under

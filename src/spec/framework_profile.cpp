@@ -106,7 +106,7 @@ void read_time(const Fields& t, FrameworkProfile& p) {
     p.context_parallel_exchange =
         t.get_choice("context_parallel_exchange", {"ring", "all_gather", "pass_kv"}).value_or(p.context_parallel_exchange);
     p.pipeline_p2p_overlap = t.get_bool("pipeline_p2p_overlap").value_or(p.pipeline_p2p_overlap);
-    p.fp8_linear_casts = t.get_choice("fp8_linear_casts", {"fused", "torchao_tensorwise"}).value_or(p.fp8_linear_casts);
+    p.fp8_linear_casts = t.get_choice("fp8_linear_casts", {"fused", "torchao_tensorwise", "te_delayed", "te_current"}).value_or(p.fp8_linear_casts);
     p.cpu_optimizer_threads_per_rank =
         static_cast<int>(t.get_int("cpu_optimizer_threads_per_rank", 0, 4096).value_or(p.cpu_optimizer_threads_per_rank));
     p.cpu_optimizer_threads_split_host =

@@ -59,10 +59,65 @@ void add_group_casts(LayerWork& w, const WorkContext& c, const Fp8CastBytes& b, 
 
 }  // namespace
 
+// Transformer Engine 2.8 (transformer_engine/pytorch), per tensor element:
+// - an input quantized by its own kernel (Linear.forward: `inputmat = input_quantizer(inputmat)`): delayed scaling
+//   casts with the amax of earlier steps in one pass (read 2 B, write 1 B); current scaling
+//   (Float8CurrentScalingQuantizer) first reduces the tensor's amax (read 2 B), then casts (read 2 B, write 1 B).
+// - an input quantized by the norm before it (LayerNormLinear, csrc/extensions/normalization.cpp layernorm_fwd):
+//   delayed scaling's norm kernel writes fp8 itself (Impl::FULLY_FUSED: no extra pass); current scaling's writes
+//   the bf16 norm and its amax (FUSED_NORM_AMAX_FP8) and quantize_with_amax then casts it: write 2 B, read 2 B,
+//   write 1 B.
+// - GEMMs that take only the TN layout (csrc/quantizer.cpp: `with_transpose = columnwise_usage &&
+//   !nvte_is_non_tn_fp8_gemm_supported()`; utils.py is_non_tn_fp8_gemm_supported: compute capability 10.x, 13+)
+//   need the wgrad/dgrad operands transposed: one more fp8 write in the same cast kernel (cast_transpose) or, for
+//   the norm-fused cast, a transpose pass (read 1 B, write 1 B).
+// - the output gradient (Linear backward: grad_output_quantizer, the same cast as an input's, with the transpose
+//   where TN-only).
+TeFp8CastBytes transformer_engine_cast_bytes(bool current_scaling, bool tn_only) {
+    const double amax = current_scaling ? 2.0 : 0.0;
+    const double transpose_write = tn_only ? 1.0 : 0.0;
+    TeFp8CastBytes b;
+    b.own_cast = amax + 2.0 + 1.0 + transpose_write;
+    b.norm_fused_cast = (current_scaling ? 2.0 + 2.0 + 1.0 : 0.0) + (tn_only ? (current_scaling ? 1.0 : 2.0) : 0.0);
+    b.grad_output_cast = b.own_cast;
+    b.kernels_per_own_cast = current_scaling ? 2 : 1;
+    b.kernels_per_norm_fused_cast = (current_scaling ? 1 : 0) + (tn_only && !current_scaling ? 1 : 0);
+    return b;
+}
+
+namespace {
+
+// One dense block's Transformer Engine linears (Megatron-Core's TE spec, megatron/core/models/gpt/
+// gpt_layer_specs.py get_gpt_layer_with_transformer_engine_spec): linear_qkv and linear_fc1 are
+// TELayerNormColumnParallelLinear (the norm casts their input), linear_proj and linear_fc2 TERowParallelLinear
+// (their input, the attention output and the fused SwiGLU's output, is cast by its own kernel).
+void add_transformer_engine_block_casts(LayerWork& w, const LayerSpec& l, const WorkContext& c, double tokens,
+                                        bool trains, bool needs_grad) {
+    const bool current = c.job.framework.fp8_linear_casts == "te_current";
+    const bool tn_only = c.rates.arch == GpuArch::hopper || c.rates.arch == GpuArch::ada;
+    const double h = double(l.hidden), q = double(l.q_dim()) / c.tp, kv = double(l.kv_dim()) / c.tp;
+    const double i = double(l.ffn_intermediate) / c.tp, up = l.ffn_kind == FfnKind::gated ? 2 : 1;
+    // The transposed copies feed only wgrad (its input and output gradient both transposed): a frozen weight's
+    // linear casts them row-wise only (Linear: `columnwise=backward_needs_input`, backward_needs_input =
+    // is_grad_enabled and weight_requires_grad).
+    const TeFp8CastBytes row = transformer_engine_cast_bytes(current, tn_only && trains);
+    const double norm_inputs = 2 * h, own_inputs = q + i;
+    add_memory_bound(w.forward, c, tokens * (norm_inputs * row.norm_fused_cast + own_inputs * row.own_cast),
+                     2 * row.kernels_per_norm_fused_cast + 2 * row.kernels_per_own_cast);
+    if (!needs_grad) return;
+    const double grad_outputs = (q + 2 * kv) + h + up * i + h;
+    add_memory_bound(w.backward, c, tokens * grad_outputs * row.grad_output_cast, 4 * row.kernels_per_own_cast);
+}
+
+}  // namespace
+
 void add_fp8_block_casts(LayerWork& w, const LayerSpec& l, const WorkContext& c, double tokens, bool trains,
                          bool needs_grad) {
-    if (c.job.spec.train.precision != Precision::fp8 || c.job.framework.fp8_linear_casts != "torchao_tensorwise")
-        return;
+    if (c.job.spec.train.precision != Precision::fp8) return;
+    const std::string& casts = c.job.framework.fp8_linear_casts;
+    if ((casts == "te_delayed" || casts == "te_current") && l.experts == 0 && !l.cross_attention)
+        return add_transformer_engine_block_casts(w, l, c, tokens, trains, needs_grad);
+    if (casts != "torchao_tensorwise") return;
     const ParallelSpec& par = c.job.spec.parallel;
     const bool sharded = c.job.spec.train.fp8_weights && par.zero >= 3 && par.dp > 1;
     const Fp8CastBytes b = torchao_tensorwise_cast_bytes(c.compiled, sharded, double(par.dp));

@@ -54,14 +54,56 @@ TEST(TimingFp8Casts, TorchtitanFp8BlockPaysItsCastsAndLayoutCopies) {
 
 TEST(TimingFp8Casts, FusedCastsAndBf16AddNothing) {
     for (const auto& sets : std::vector<std::vector<std::pair<std::string, std::string>>>{
-             {{"train.precision", "fp8"}, {"train.framework", "megatron"}},
-             {{"train.precision", "bf16"}, {"train.framework", "torchtitan"}}}) {
+             {{"train.precision", "fp8"}, {"train.framework", "generic"}},
+             {{"train.precision", "bf16"}, {"train.framework", "torchtitan"}},
+             {{"train.precision", "bf16"}, {"train.framework", "megatron"}}}) {
         const Built b = build(sets);
         const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
         LayerWork w;
         add_fp8_block_casts(w, b.job.model.layers[0], c, 8, true, true);
         EXPECT_DOUBLE_EQ(w.forward.memory_s + w.backward.memory_s, 0);
     }
+}
+
+// Transformer Engine per element: delayed scaling casts in one pass (read 2, write 1) and its norm writes fp8 itself;
+// current scaling adds the amax read (2) and makes the norm write bf16 before a cast (2 + 2 + 1); a TN-only GPU
+// (Hopper) writes the transposed copy too (+1 in a cast kernel, or a transpose pass of 1 + 1 after the norm).
+TEST(TimingFp8Casts, TransformerEngineCastBytesFollowScalingAndLayout) {
+    const TeFp8CastBytes hopper_delayed = transformer_engine_cast_bytes(false, true);
+    EXPECT_DOUBLE_EQ(hopper_delayed.own_cast, 4);
+    EXPECT_DOUBLE_EQ(hopper_delayed.norm_fused_cast, 2);
+    EXPECT_DOUBLE_EQ(hopper_delayed.grad_output_cast, 4);
+    EXPECT_DOUBLE_EQ(hopper_delayed.kernels_per_own_cast, 1);
+    EXPECT_DOUBLE_EQ(hopper_delayed.kernels_per_norm_fused_cast, 1);
+    const TeFp8CastBytes blackwell_delayed = transformer_engine_cast_bytes(false, false);
+    EXPECT_DOUBLE_EQ(blackwell_delayed.own_cast, 3);
+    EXPECT_DOUBLE_EQ(blackwell_delayed.norm_fused_cast, 0);
+    EXPECT_DOUBLE_EQ(blackwell_delayed.kernels_per_norm_fused_cast, 0);
+    const TeFp8CastBytes hopper_current = transformer_engine_cast_bytes(true, true);
+    EXPECT_DOUBLE_EQ(hopper_current.own_cast, 6);
+    EXPECT_DOUBLE_EQ(hopper_current.norm_fused_cast, 6);
+    EXPECT_DOUBLE_EQ(hopper_current.kernels_per_own_cast, 2);
+    EXPECT_DOUBLE_EQ(transformer_engine_cast_bytes(true, false).norm_fused_cast, 5);
+}
+
+// Megatron (te_delayed) on H100, 8 tokens of the tiny block (hidden 64, q 64, kv 32, gated FFN 128). Forward: the
+// two norm-cast inputs (qkv, fc1: 64 each) transposed at 2 B, the proj (64) and fc2 (128) inputs cast at 4 B:
+// 8 x (128 x 2 + 192 x 4) = 8,192 B in 4 kernels. Backward: the output gradients of qkv (128), proj (64), fc1
+// (256) and fc2 (64) at 4 B: 8 x 512 x 4 = 16,384 B in 4 kernels. A frozen weight drops the transposes (3 B, 0 B).
+TEST(TimingFp8Casts, MegatronTransformerEngineBlockPaysItsCasts) {
+    const Built b = build({{"train.precision", "fp8"}, {"train.framework", "megatron"}});
+    const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
+    LayerWork w;
+    add_fp8_block_casts(w, b.job.model.layers[0], c, 8, true, true);
+    EXPECT_DOUBLE_EQ(w.forward.memory_s, 8192 / kH100StreamBps);
+    EXPECT_DOUBLE_EQ(w.forward.kernels, 4);
+    EXPECT_DOUBLE_EQ(w.backward.memory_s, 16384 / kH100StreamBps);
+    EXPECT_DOUBLE_EQ(w.backward.kernels, 4);
+    LayerWork frozen;
+    add_fp8_block_casts(frozen, b.job.model.layers[0], c, 8, false, true);
+    EXPECT_DOUBLE_EQ(frozen.forward.memory_s, 8 * 192 * 3 / kH100StreamBps);
+    EXPECT_DOUBLE_EQ(frozen.forward.kernels, 2);
+    EXPECT_DOUBLE_EQ(frozen.backward.memory_s, 8 * 512 * 3 / kH100StreamBps);
 }
 
 }  // namespace
