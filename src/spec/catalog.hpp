@@ -60,12 +60,20 @@ private:
     const Json& document(const std::string& path) const;
     // The file of a catalog entry: its name, the same name up to case and separators (docs/job-file.md), or an alias.
     std::vector<std::string> list_names(const std::string& section) const;   // walks the section's folder
+    // Remembers what it found (resolved_): a plan looks up the same links and systems many times.
     std::string resolve(const std::string& section, const std::string& name, const InputSite& site,
                         const char* what) const;
+    std::string find_entry(const std::string& section, const std::string& name, const InputSite& site,
+                           const char* what) const;
     std::string data_dir_;
     mutable std::mutex cache_mutex_;
     mutable std::map<std::string, Json> cache_;
     mutable std::map<std::string, std::vector<std::string>> names_cache_;   // by section, under cache_mutex_
+    // Entries read once per process, each a function of its key and the (cached) files; errors are not kept.
+    // Under cache_mutex_, which is not held while an entry is read (a system reads its links).
+    mutable std::map<std::pair<std::string, std::string>, std::string> resolved_;   // (section, name) -> file
+    mutable std::map<std::string, LinkSpec> links_;                                 // by file
+    mutable std::map<std::pair<std::string, std::string>, SystemSpec> systems_;     // (file, name as given)
 };
 
 bool looks_like_path(const std::string& s);

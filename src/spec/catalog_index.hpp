@@ -1,18 +1,25 @@
 // The catalog's files parsed at build time. yaml-cpp took a quarter of `ftbound plan`'s CPU time reading the ~15
-// catalog files a plan names (docs/performance.md); the build parses every data/**/*.yaml once
-// (src/spec/index/make_catalog_index.cpp), and keeps each file's text with its tree in CBOR. parse_yaml_text is a
+// catalog files a plan names (docs/performance.md); the build parses every data/**/*.yaml and every model's
+// config.json (data/models/**/*.json, read with the same reader) once (src/spec/index/make_catalog_index.cpp), and
+// keeps each file's text with its tree in CBOR. parse_yaml_text is a
 // function of the text alone, so a text byte-for-byte equal to a catalog file's gets that file's tree, from any
 // path (the source tree, an installed copy, $FTBOUND_DATA); any other text, an edited catalog file included, is
 // parsed as before.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string_view>
 
 #include "spec/document.hpp"
 
 namespace ftb {
+
+// The files the build indexes: the catalog's YAML files and models' config.json files.
+inline bool indexed_catalog_file(const std::filesystem::path& p) {
+    return p.extension() == ".yaml" || p.extension() == ".json";
+}
 
 // The tree parse_yaml_source gives `text` when `text` equals a catalog file of this build; nullopt otherwise.
 std::optional<Json> prebuilt_document(std::string_view text);

@@ -1,4 +1,5 @@
-// The catalog parsed at build time (src/spec/catalog_index.hpp): every catalog YAML file of this build is indexed,
+// The catalog parsed at build time (src/spec/catalog_index.hpp): every catalog YAML file and model config.json of
+// this build is indexed,
 // its prebuilt tree is the one the YAML reader gives (values and JSON types), and any other text, an edited catalog
 // file included, is parsed as before.
 #include <gtest/gtest.h>
@@ -48,17 +49,19 @@ TEST(SpecCatalogIndex, FingerprintIsFnv1a64) {
     EXPECT_EQ(text_fingerprint("foobar"), 0x85944171f73967e8ull);
 }
 
-TEST(SpecCatalogIndex, EveryCatalogYamlFileGivesTheParsersTree) {
-    size_t files = 0;
+TEST(SpecCatalogIndex, EveryCatalogFileGivesTheParsersTree) {
+    size_t files = 0, models = 0;
     for (const auto& e : fs::recursive_directory_iterator(FTBOUND_DATA_DIR)) {
-        if (!e.is_regular_file() || e.path().extension() != ".yaml") continue;
+        if (!e.is_regular_file() || !indexed_catalog_file(e.path())) continue;
         ++files;
+        models += e.path().extension() == ".json";
         const std::string text = slurp(e.path());
         const std::optional<Json> prebuilt = prebuilt_document(text);
         ASSERT_TRUE(prebuilt.has_value()) << e.path() << " is not in the index (rebuild?)";
         expect_same_tree(*prebuilt, parse_yaml_source(text, e.path().string()), e.path().string());
     }
-    EXPECT_GT(files, 100u);   // data/ holds over a hundred YAML files
+    EXPECT_GT(files - models, 100u);   // data/ holds over a hundred YAML files
+    EXPECT_GT(models, 50u);            // and the config.json of every catalog model
     EXPECT_EQ(prebuilt_document_count(), files);
 }
 
