@@ -7,6 +7,7 @@
 #include "ftbound/error.hpp"
 #include "ftbound/memory.hpp"
 #include "plan_test_util.hpp"
+#include "spec/catalog.hpp"
 
 namespace ftb {
 namespace {
@@ -86,6 +87,19 @@ TEST(QuantizedCheckpoint, FormatsItCannotCostNameTheField) {
     // DeepSeek-V3's block fp8 stays the unquantised model, as before.
     EXPECT_EQ(quantized_job(R"({"quant_method": "fp8", "weight_block_size": [128, 128]})").spec.train.method,
               Method::lora);
+}
+
+// The catalog's pre-quantised checkpoints (data/models/SOURCES.md) read as the format their sources state.
+TEST(QuantizedCheckpoint, CatalogCheckpointsCarryTheirStatedFormat) {
+    const ModelSpec gptq = Catalog::instance().model("TechxGenus/Meta-Llama-3-8B-Instruct-GPTQ", {"job.yaml", "model"});
+    EXPECT_EQ(gptq.quantized.format, WeightFormat::gptq);
+    EXPECT_EQ(gptq.quantized.bits, 4);
+    EXPECT_EQ(gptq.quantized.group_size, 128);
+    const ModelSpec nvfp4 = Catalog::instance().model("nvidia/Qwen3-30B-A3B-NVFP4", {"job.yaml", "model"});
+    EXPECT_EQ(nvfp4.quantized.format, WeightFormat::nvfp4);
+    EXPECT_EQ(nvfp4.quantized.group_size, 16);   // NVFP4's scale block: the reader's ModelOpt default
+    // The unquantised base keeps bf16 weights.
+    EXPECT_EQ(Catalog::instance().model("Qwen/Qwen3-30B-A3B", {"job.yaml", "model"}).quantized.format, WeightFormat::none);
 }
 
 }  // namespace
