@@ -100,7 +100,10 @@ TEST(LinearAttentionFamilies, MixerCoreFlopsPerToken) {
     EXPECT_DOUBLE_EQ(g.scan, 3768);
     EXPECT_DOUBLE_EQ(ftb::delta_rule_chunk(4096), 64);
     // LFM2's short convolution (64 channels, 3 taps): conv 2*3*64 = 384; the gates B*x and C*y 2*64 = 128.
-    const ftb::SsmCoreFlops s = ftb::ssm_core_forward_flops(read(kLfm2 + ", num_hidden_layers: 2}").layer(0), 512);
+    const ftb::SsmCoreFlops s =
+        ftb::ssm_core_forward_flops(read(kLfm2 + ", num_hidden_layers: 2, layer_types: [conv, full_attention]}").layer(0), 512);
+    // Without layer_types or full_attn_idxs every LFM2 block attends (Lfm2Config.__init__).
+    EXPECT_TRUE(read(kLfm2 + ", num_hidden_layers: 2}").layer(0).has_attention());
     EXPECT_DOUBLE_EQ(s.conv, 384);
     EXPECT_DOUBLE_EQ(s.scan, 128);
 }
