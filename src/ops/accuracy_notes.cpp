@@ -103,12 +103,14 @@ std::string encoder_note(const Job& job) {
                                : t.encoder == EncoderTraining::trained   ? "trained with the text model (train.encoder: trained)"
                                : t.encoder == EncoderTraining::projector ? "frozen but its projector trains (train.encoder: projector)"
                                                                          : "frozen with its projector (train.encoder: frozen)";
+    const bool audio = e.modality == "audio";
     return fmt::format("{} encoder ({}, {} blocks, {:.2f}M parameters + {:.2f}M projector) is {}: its weights{} are in "
-                       "the memory plan, but its forward and backward per image are not in the step time, FLOPs or "
-                       "activation peak (the job does not say how many images or frames a sequence carries); the "
-                       "text model is planned on seq_len tokens, image tokens included",
+                       "the memory plan, but its forward and backward per {} are not in the step time, FLOPs or "
+                       "activation peak (the job does not say how many {} a sequence carries); the "
+                       "text model is planned on seq_len tokens, {} tokens included",
                        e.modality, e.kind, e.layers, double(e.params) / 1e6, double(e.projector_params) / 1e6, trains,
-                       text_trains && t.encoder != EncoderTraining::frozen ? ", gradients and optimizer state" : "") +
+                       text_trains && t.encoder != EncoderTraining::frozen ? ", gradients and optimizer state" : "",
+                       audio ? "audio clip" : "image", audio ? "audio clips" : "images", audio ? "audio" : "image") +
            // MllamaCrossAttentionDecoderLayer: keys and values come from the image states, not the text tokens.
            (e.kind == "mllama" ? "; its cross-attention blocks are costed as self-attention over the text tokens (their "
                                  "keys and values are the image tokens' in the model)"

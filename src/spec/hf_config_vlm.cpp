@@ -4,6 +4,7 @@
 // Shape fields whose class defaults are not a released checkpoint's are required (need_int), so a config that leaves
 // one out gets an error naming it rather than a guessed count.
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -310,6 +311,189 @@ ModelSpec read_llama3_siglip2(const Fields& f) {
     return m;
 }
 
+// ---- SmolVLM, InternVL, GLM-4.1V / 4.6V, Voxtral ----------------------------------------------------------------------
+
+// An image or patch size given as one integer or as [height, width] (InternVLVisionConfig accepts both).
+std::pair<int64_t, int64_t> size_pair(const Fields& f, const char* key) {
+    const Json* v = f.raw(key);
+    if (v && v->is_array()) {
+        if (v->size() != 2 || !(*v)[0].is_number_integer() || !(*v)[1].is_number_integer() || (*v)[0].get<int64_t>() < 1 ||
+            (*v)[1].get<int64_t>() < 1 || (*v)[0].get<int64_t>() > kMaxDim || (*v)[1].get<int64_t>() > kMaxDim)
+            f.fail(key, "expected a positive integer or a list [height, width] of positive integers");
+        return {(*v)[0].get<int64_t>(), (*v)[1].get<int64_t>()};
+    }
+    const int64_t n = need_int(f, {key});
+    return {n, n};
+}
+
+// The text model of a composite config from its text_config, whose model_type must be one of `types` (the first is
+// the config class's default when text_config names none).
+ModelSpec nested_text(const Fields& f, const char* family, std::initializer_list<const char*> types) {
+    if (!f.has("text_config")) f.fail("text_config", "missing (the language model's config)");
+    const Fields t = f.child("text_config");
+    const std::string type = t.get_string("model_type").value_or(*types.begin());
+    std::string list;
+    for (const char* k : types) {
+        if (type == k) return text_model(f, t, type);
+        list += (list.empty() ? "" : ", ") + std::string(k);
+    }
+    t.fail("model_type", "text model '" + type + "' is not one the " + family + " reader takes (" + list + ")");
+}
+
+// smolvlm (SmolVLMForConditionalGeneration, transformers smolvlm/modeling_smolvlm.py, read at commit 00b676f8): the
+// text model (text_config, a llama) and SmolVLMVisionTransformer: SmolVLMVisionEmbeddings (Conv2d patch_embedding
+// with bias, position_embedding of (image/patch)^2 rows), blocks of q/k/v/out_proj and fc1/fc2 with biases and two
+// LayerNorms, post_layernorm; SmolVLMConnector: pixel shuffle by scale_factor, then SmolVLMSimpleMLP.proj
+// [vision hidden x scale_factor^2 -> text hidden] without bias. lm_head [text hidden -> vocab] without bias.
+ModelSpec read_smolvlm(const Fields& f) {
+    ModelSpec m = nested_text(f, "smolvlm", {"llama"});
+    if (!f.has("vision_config")) f.fail("vision_config", "missing (the vision tower's config)");
+    const Fields v = f.child("vision_config");
+    const int64_t h = need_int(v, {"hidden_size"});
+    const int64_t layers = need_int(v, {"num_hidden_layers"}, 1, kMaxLayers);
+    const int64_t image = need_int(v, {"image_size"});
+    const int64_t patch = need_int(v, {"patch_size"});
+    const int64_t channels = opt_int(v, {"num_channels"}, 3, 1);   // SmolVLMVisionConfig num_channels=3
+    // num_patches_per_side = image_size // patch_size (384 // 14 = 27 for the SigLIP so400m tower).
+    const int64_t scale = need_int(f, {"scale_factor"}, 1, 64);
+    const TowerBlock b{h, need_int(v, {"intermediate_size"}), true, true, false, true};
+    const int64_t tower = linear(channels * patch * patch, h, true) + (image / patch) * (image / patch) * h +
+                          layers * b.params() + 2 * h;
+    attach(m, vision("smolvlm_vision", tower, linear(h * scale * scale, m.hidden, false), layers, h));
+    return m;
+}
+
+// InternVLVisionModel (transformers internvl/modeling_internvl.py, read at commit 00779a6b; defaults
+// InternVLVisionConfig in configuration_internvl.py): cls_token, mask_token (use_mask_token, default false), Conv2d
+// patch projection with bias, position_embeddings of num_patches + 1 rows (use_absolute_position_embeddings, default
+// true); blocks of q/k/v (attention_bias, default false), projection_layer with bias, q_norm/k_norm RMSNorm(hidden)
+// (use_qk_norm, default false), fc1/fc2 with biases, layernorm_before/after (norm_type layer_norm with bias, or
+// rms_norm), lambda_1 and lambda_2 (hidden each); a final LayerNorm unless use_mean_pooling (default true).
+int64_t internvl_tower(const Fields& v, int64_t h, int64_t layers) {
+    const auto [image_h, image_w] = v.has("image_size") ? size_pair(v, "image_size") : std::pair<int64_t, int64_t>{448, 448};
+    const auto [patch_h, patch_w] = v.has("patch_size") ? size_pair(v, "patch_size") : std::pair<int64_t, int64_t>{14, 14};
+    const int64_t channels = opt_int(v, {"num_channels"}, 3, 1);
+    const std::string norm = v.get_choice("norm_type", {"layer_norm", "rms_norm"}).value_or("layer_norm");
+    const bool qkv_bias = opt_bool(v, "attention_bias", false);
+    const int64_t inter = need_int(v, {"intermediate_size"});
+    int64_t block = 3 * linear(h, h, qkv_bias) + linear(h, h, true) + linear(h, inter, true) + linear(inter, h, true);
+    block += (opt_bool(v, "use_qk_norm", false) ? 2 * h : 0) + 2 * (norm == "layer_norm" ? 2 * h : h) + 2 * h;
+    const int64_t patches = (image_h / patch_h) * (image_w / patch_w);
+    int64_t p = h + (opt_bool(v, "use_mask_token", false) ? h : 0) + linear(channels * patch_h * patch_w, h, true);
+    if (opt_bool(v, "use_absolute_position_embeddings", true)) p += (patches + 1) * h;
+    p += layers * block;
+    if (!opt_bool(v, "use_mean_pooling", true)) p += 2 * h;
+    return p;
+}
+
+// internvl (InternVLForConditionalGeneration): the text model (text_config; InternVLConfig defaults it to qwen2),
+// the InternViT tower and InternVLMultiModalProjector: LayerNorm over vision hidden x r^2, linear_1 [vision hidden x
+// r^2 -> text hidden] and linear_2 [text -> text], with biases, where r = int(1 / downsample_ratio) (pixel shuffle;
+// InternVLConfig downsample_ratio 0.5). lm_head [text hidden -> vocab] without bias.
+ModelSpec read_internvl(const Fields& f) {
+    ModelSpec m = nested_text(f, "internvl", {"qwen2", "qwen3", "llama"});
+    if (!f.has("vision_config")) f.fail("vision_config", "missing (the vision tower's config)");
+    const Fields v = f.child("vision_config");
+    const int64_t h = need_int(v, {"hidden_size"});
+    const int64_t layers = need_int(v, {"num_hidden_layers"}, 1, kMaxLayers);
+    const double ratio = f.get_number("downsample_ratio", 1e-6, 1).value_or(0.5);
+    const int64_t r = static_cast<int64_t>(1.0 / ratio);   // Python int(): truncation
+    const int64_t wide = h * r * r;
+    const int64_t projector = 2 * wide + linear(wide, m.hidden, true) + linear(m.hidden, m.hidden, true);
+    attach(m, vision("internvl_vision", internvl_tower(v, h, layers), projector, layers, h));
+    return m;
+}
+
+// Glm4vVisionModel (transformers glm4v/modeling_glm4v.py, read at commit 005612ef; Glm46V reuses it, glm46v/
+// modular_glm46v.py): position_embedding of (image_size / patch_size)^2 rows, Conv3d patch_embed [temporal, patch,
+// patch] with bias, post_conv_layernorm (RMSNorm), blocks of norm1/norm2 (RMSNorm), qkv (bias: attention_bias,
+// Glm4vVisionConfig default false), proj without bias and a gated MLP of width out_hidden_size without biases,
+// post_layernorm (RMSNorm); into the text model: downsample Conv2d [hidden -> out_hidden_size, kernel
+// spatial_merge_size] with bias and Glm4vVisionPatchMerger: proj [out -> out], post_projection_norm LayerNorm(out),
+// gate/up [out -> intermediate_size], down [intermediate_size -> out], without biases.
+EncoderSpec glm4v_vision(const Fields& v) {
+    const int64_t h = need_int(v, {"hidden_size"});
+    const int64_t depth = need_int(v, {"depth"}, 1, kMaxLayers);
+    const int64_t out = need_int(v, {"out_hidden_size"});
+    const int64_t inter = need_int(v, {"intermediate_size"});
+    const int64_t image = need_int(v, {"image_size"});
+    const int64_t patch = need_int(v, {"patch_size"});   // num_patches = (image_size // patch_size)^2
+    const int64_t channels = opt_int(v, {"in_channels"}, 3, 1);
+    const int64_t temporal = opt_int(v, {"temporal_patch_size"}, 2, 1, 64);
+    const int64_t merge = opt_int(v, {"spatial_merge_size"}, 2, 1, 64);
+    const int64_t block = 2 * h + linear(h, 3 * h, opt_bool(v, "attention_bias", false)) + h * h + 3 * h * out;
+    const int64_t tower = (image / patch) * (image / patch) * h + linear(channels * temporal * patch * patch, h, true) +
+                          h + depth * block + h;
+    const int64_t merger = linear(h * merge * merge, out, true) + out * out + 2 * out + 3 * out * inter;
+    return vision("glm4v", tower, merger, depth, h);
+}
+
+// glm4v / glm46v (Glm4vForConditionalGeneration, Glm46VForConditionalGeneration): the text model is
+// Glm4vTextModel, the glm4 decoder layout (Glm4vTextDecoderLayer: input, post_self_attn, post_attention and post_mlp
+// RMSNorms; gate_up_proj and down_proj without biases) whose attention puts biases on q/k/v always and takes
+// head_dim = hidden_size / num_attention_heads (Glm4vTextAttention); read by the glm4 row of hf_config_dense.cpp
+// with those two fixed. lm_head [text hidden -> vocab] without bias; Glm4vConfig tie_word_embeddings default false.
+ModelSpec read_glm4v(const Fields& f) {
+    if (!f.has("text_config")) f.fail("text_config", "missing (the language model's config)");
+    if (!f.has("vision_config")) f.fail("vision_config", "missing (the vision tower's config)");
+    const Fields t = f.child("text_config");
+    const int64_t hidden = need_int(t, {"hidden_size"});
+    const int64_t heads = need_int(t, {"num_attention_heads"});
+    check_divisible(t, "num_attention_heads", hidden, heads);
+    Json holder = t.node();
+    holder["head_dim"] = hidden / heads;
+    holder["attention_bias"] = true;
+    const auto& dense = dense_families();
+    const auto glm4 = std::find_if(dense.begin(), dense.end(), [](const FamilyReader& r) {
+        return std::string(r.model_type) == "glm4";
+    });
+    if (glm4 == dense.end()) throw std::logic_error("the glm4 dense family is not registered");
+    ModelSpec m = glm4->read(Fields(holder, t.file(), t.path()));
+    if (f.has("tie_word_embeddings")) m.tie_word_embeddings = opt_bool(f, "tie_word_embeddings", false);
+    attach(m, glm4v_vision(f.child("vision_config")));
+    return m;
+}
+
+// VoxtralEncoder (transformers voxtral/modeling_voxtral.py, read at commit 00aa0f5d; a Whisper encoder): conv1
+// Conv1d [num_mel_bins -> d, kernel 3] and conv2 Conv1d [d -> d, kernel 3] with biases, embed_positions of
+// max_source_positions rows (an nn.Embedding kept frozen, saved in the checkpoint), blocks of q/v/out_proj with biases
+// and k_proj without, fc1/fc2 with biases and two LayerNorms, a final LayerNorm. Defaults: VoxtralEncoderConfig
+// (configuration_voxtral.py: hidden 1280, intermediate 5120, 32 layers, 128 mel bins, 1500 positions; its docstring:
+// the audio encoder of mistralai/Voxtral-Mini-3B-2507), under its key names or the Whisper names it maps.
+EncoderSpec voxtral_audio(const Fields& a, int64_t text_hidden) {
+    const int64_t d = opt_int(a, {"hidden_size", "d_model"}, 1280, 1);
+    const int64_t layers = opt_int(a, {"num_hidden_layers", "encoder_layers"}, 32, 1, kMaxLayers);
+    const int64_t ffn = opt_int(a, {"intermediate_size", "encoder_ffn_dim"}, 5120, 1);
+    const int64_t mel = opt_int(a, {"num_mel_bins"}, 128, 1);
+    const int64_t positions = opt_int(a, {"max_source_positions"}, 1500, 1);
+    const int64_t block = 3 * linear(d, d, true) + d * d + 2 * 2 * d + linear(d, ffn, true) + linear(ffn, d, true);
+    const int64_t p = linear(mel * 3, d, true) + linear(d * 3, d, true) + positions * d + layers * block + 2 * d;
+    // VoxtralMultiModalProjector: linear_1 [audio intermediate_size -> text hidden], linear_2 [text -> text], no biases.
+    EncoderSpec e = vision("voxtral_encoder", p, ffn * text_hidden + text_hidden * text_hidden, layers, d);
+    e.modality = "audio";
+    return e;
+}
+
+// voxtral (VoxtralForConditionalGeneration): the text model is AutoModelForCausalLM of text_config, built by
+// VoxtralConfig with _default_text_config_kwargs under the fields the file gives (vocab 131072, hidden 3072,
+// intermediate 8192, 30 layers, 8 KV heads, head_dim 128) and LlamaConfig's num_attention_heads 32; that causal LM
+// ties its head or not from text_config alone (the top-level flag is not read).
+ModelSpec read_voxtral(const Fields& f) {
+    if (!f.has("text_config")) f.fail("text_config", "missing (the language model's config)");
+    const Fields t = f.child("text_config");
+    const std::string type = t.get_string("model_type").value_or("llama");
+    if (type != "llama")
+        t.fail("model_type", "text model '" + type + "' of a voxtral checkpoint is not one ftbound reads (llama)");
+    const Json holder = with_defaults(t.node(), {{"vocab_size", 131072}, {"hidden_size", 3072},
+                                                 {"intermediate_size", 8192}, {"num_hidden_layers", 30},
+                                                 {"num_key_value_heads", 8}, {"head_dim", 128},
+                                                 {"num_attention_heads", 32}});
+    ModelSpec m = llama_like(Fields(holder, t.file(), t.path()), "llama");
+    if (!f.has("audio_config")) f.fail("audio_config", "missing (the audio encoder's config)");
+    attach(m, voxtral_audio(f.child("audio_config"), m.hidden));
+    return m;
+}
+
 }  // namespace
 
 EncoderSpec qwen3_vl_vision_tower(const Fields& v) { return qwen3_vl_vision(v); }
@@ -324,6 +508,11 @@ const std::vector<FamilyReader>& vlm_families() {
         {"qwen3_vl", [](const Fields& f) { return read_qwen_vl<qwen3_vl_vision>(f, "qwen3"); }},
         {"qwen3_vl_moe", [](const Fields& f) { return read_qwen_vl<qwen3_vl_vision>(f, "qwen3_moe"); }},
         {"llama3_siglip2", read_llama3_siglip2},
+        {"smolvlm", read_smolvlm},
+        {"internvl", read_internvl},
+        {"glm4v", read_glm4v},
+        {"glm46v", read_glm4v},
+        {"voxtral", read_voxtral},
     };
     return families;
 }

@@ -95,6 +95,9 @@ const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
     {"tencent/Hunyuan-0.5B-Instruct", {0.535e9, 0.545e9}},       // survey table from its config.json / GGUF: 0.54B
     // Mistral: a 12B decoder (Mistral Nemo, exactly 12,247,782,400) + a 400M vision encoder.
     {"mistral-community/pixtral-12b", {12247782400.0 + 0.35e9, 12247782400.0 + 0.45e9}},
+    // Model card: "~9.5 GB of GPU RAM in bf16" (2 bytes a parameter: about 4.7B, the untied count; a tied head would
+    // be 4.27B, 8.5 GB); the 3B of its name is the Ministral-3B text model alone.
+    {"mistralai/Voxtral-Mini-3B-2507", {4.6e9, 4.75e9}},
     {"ai21labs/Jamba-v0.1", {52e9 * 0.99, 52e9 * 1.01}},                     // model card: 52B total
     // "80B in total"; Qwen3-Coder-Next (the same shapes) publishes 79,674,391,296 exactly.
     {"Qwen/Qwen3-Next-80B-A3B-Instruct", {79674391296.0, 79674391297.0}},
@@ -530,6 +533,55 @@ std::vector<Tiny> tiny_models() {
          " tie_word_embeddings: false}, vision_config: {hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1,"
          " num_attention_heads: 2, num_patches: 4, num_channels: 3, patch_size: 2}}",
          205936, {36992, 36992}},
+        // smolvlm: the tiny llama 202,048 (text_config without model_type: SmolVLMConfig's llama). Tower: patch Conv2d
+        // 3*2*2*16 + 16 = 208, positions (5 // 2)^2 * 16 = 64 (floor division, as SmolVLMVisionEmbeddings), block
+        // 2,224, post_layernorm 32 -> 2,528; connector proj [16 * 2^2 -> 64] without bias 4,096.
+        {"smolvlm",
+         "{model_type: smolvlm, scale_factor: 2, tie_word_embeddings: false, text_config: {hidden_size: 64,"
+         " intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2,"
+         " vocab_size: 1000}, vision_config: {hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1,"
+         " num_attention_heads: 2, image_size: 5, patch_size: 2}}",
+         208672, {36992, 36992}},
+        // internvl, qwen2 text: 2*37,120 + 128,064 = 202,304. Tower with every switch away from its default: cls 16,
+        // mask_token 16, patch Conv2d 208, positions (2*2 + 1)*16 = 80, one block q/k/v with biases 3*272 + projection
+        // 272 + fc1 544 + fc2 528 + q_norm/k_norm 32 + two RMSNorms 32 + lambda_1/lambda_2 32 = 2,256, final LayerNorm
+        // 32 (use_mean_pooling false) -> 2,608; projector (r = int(1 / 0.5) = 2): LayerNorm 2*64 + [64 -> 64] + 64 +
+        // [64 -> 64] + 64 = 8,448.
+        {"internvl",
+         "{model_type: internvl, downsample_ratio: 0.5, text_config: {model_type: qwen2, hidden_size: 64,"
+         " intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2,"
+         " vocab_size: 1000, tie_word_embeddings: false}, vision_config: {hidden_size: 16, intermediate_size: 32,"
+         " num_hidden_layers: 1, num_attention_heads: 2, image_size: [4, 4], patch_size: 2, attention_bias: true,"
+         " use_qk_norm: true, norm_type: rms_norm, use_mean_pooling: false, use_mask_token: true}}",
+         213360, {37120, 37120}},
+        // glm4v: head_dim = 64 / 4 = 16 whatever head_dim says, q/k/v biases whatever attention_bias says: q 4,160,
+        // k/v 2*2,080, o 4,096, MLP 3*64*128 = 24,576, four RMSNorms 256 -> 37,248; untied 2*37,248 + 128,064 =
+        // 202,560. Tower: positions (4 // 2)^2*16 = 64, Conv3d 3*2*2*2*16 + 16 = 400, post_conv_layernorm 16, block
+        // norms 32 + qkv 768 + proj 256 + MLP 3*16*24 = 1,152 -> 2,208, post_layernorm 16 -> 2,704; downsample
+        // [16*2*2 -> 24] + 24 = 1,560, merger proj 576 + LayerNorm 48 + gate/up/down 3*24*40 = 2,880 -> 5,064.
+        {"glm4v",
+         "{model_type: glm4v, text_config: {model_type: glm4v_text, hidden_size: 64, intermediate_size: 128,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 32, attention_bias: false,"
+         " vocab_size: 1000}, vision_config: {depth: 1, hidden_size: 16, out_hidden_size: 24, intermediate_size: 40,"
+         " num_heads: 2, image_size: 4, patch_size: 2}}",
+         210328, {37248, 37248}},
+        // glm46v: the same modules (Glm46V reuses Glm4v's), tied at the top level: 210,328 - 64,000.
+        {"glm46v",
+         "{model_type: glm46v, tie_word_embeddings: true, text_config: {model_type: glm4v_text, hidden_size: 64,"
+         " intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2,"
+         " vocab_size: 1000}, vision_config: {depth: 1, hidden_size: 16, out_hidden_size: 24, intermediate_size: 40,"
+         " num_heads: 2, image_size: 4, patch_size: 2}}",
+         146328, {37248, 37248}},
+        // voxtral: the tiny llama (head_dim given: VoxtralConfig would fill 128), untied although the top level says
+        // tie (the causal LM ties from text_config) -> 202,048. Audio encoder: conv1 4*3*16 + 16 = 208, conv2 16*3*16
+        // + 16 = 784, positions 6*16 = 96, block q/v/out with biases 816 + k 256 + LayerNorms 64 + fc1 544 + fc2 528
+        // = 2,208, final LayerNorm 32 -> 3,328; projector [32 -> 64] + [64 -> 64], no biases, 6,144.
+        {"voxtral",
+         "{model_type: voxtral, tie_word_embeddings: true, text_config: {model_type: llama, hidden_size: 64,"
+         " intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16,"
+         " vocab_size: 1000}, audio_config: {hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1,"
+         " num_attention_heads: 2, num_mel_bins: 4, max_source_positions: 6}}",
+         211520, {36992, 36992}},
         // ---- dense Llama-layout families (src/spec/hf_config_dense.cpp) ----
         // apertus: head_dim 16, kv 2: q 4,096 + k 2,048 + v 2,048 + o 4,096 = 12,288, q_norm/k_norm 2*16 = 32;
         // plain MLP up + down 2*64*160 = 20,480; xIELU alpha_p + alpha_n 2; 2 RMSNorms 128 -> 32,930.

@@ -10,6 +10,8 @@
 #include "ftbound/memory.hpp"
 #include "ops/accuracy_notes.hpp"
 #include "plan_test_util.hpp"
+#include "spec/document.hpp"
+#include "spec/hf_config.hpp"
 #include "spec_test_util.hpp"
 
 namespace ftb {
@@ -72,6 +74,75 @@ TEST(VisionLanguage, EncoderSettingIsChecked) {
     } catch (const InputError& e) {
         EXPECT_EQ(e.field(), "train.encoder");
     }
+}
+
+// The smolvlm, internvl, glm4v and voxtral readers (their hand counts are in model_params_test.cpp): a field they
+// cannot cost is an error naming it; voxtral's encoder is an audio encoder.
+ModelSpec read_model(const std::string& json) {
+    const Json doc = Json::parse(json);
+    return model_from_hf_config(Fields(doc, "config.json", ""), "tiny");
+}
+
+std::string error_of(const std::string& json) {
+    try {
+        read_model(json);
+    } catch (const InputError& e) {
+        return e.field() + ": " + e.what();
+    }
+    return "accepted";
+}
+
+constexpr const char* kTinyText = R"("model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 1000)";
+
+TEST(VisionLanguage, NewReadersNameWhatTheyRefuse) {
+    const std::string text = std::string(R"("text_config": {)") + kTinyText + "}";
+    const std::string smol_vision = R"("vision_config": {"hidden_size": 16, "intermediate_size": 32,
+        "num_hidden_layers": 1, "image_size": 4, "patch_size": 2})";
+    EXPECT_NE(error_of("{\"model_type\": \"smolvlm\", " + text + ", " + smol_vision + "}").find("scale_factor"),
+              std::string::npos);
+    const std::string bad_size = R"({"model_type": "internvl", "text_config": {"model_type": "qwen3", "hidden_size": 64,
+        "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 1000},
+        "vision_config": {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1, "image_size": [4]}})";
+    const std::string e = error_of(bad_size);
+    EXPECT_NE(e.find("image_size"), std::string::npos) << e;
+    EXPECT_NE(e.find("[height, width]"), std::string::npos) << e;
+    EXPECT_NE(error_of(R"({"model_type": "internvl", "text_config": {"model_type": "gemma"}, "vision_config": {}})")
+                  .find("text model 'gemma' is not one the internvl reader takes"),
+              std::string::npos);
+    const std::string glm = R"({"model_type": "glm4v", "text_config": {"hidden_size": 64, "intermediate_size": 128,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 1000},
+        "vision_config": {"hidden_size": 16, "out_hidden_size": 24, "intermediate_size": 40, "image_size": 4,
+        "patch_size": 2}})";
+    EXPECT_NE(error_of(glm).find("depth"), std::string::npos) << error_of(glm);
+    EXPECT_NE(error_of(R"({"model_type": "voxtral", "text_config": {"model_type": "mistral"}, "audio_config": {}})")
+                  .find("text model 'mistral' of a voxtral checkpoint"),
+              std::string::npos);
+    EXPECT_NE(error_of("{\"model_type\": \"voxtral\", " + text + "}").find("audio_config"), std::string::npos);
+}
+
+TEST(VisionLanguage, VoxtralEncoderIsAnAudioEncoder) {
+    const ModelSpec m = read_model(std::string(R"({"model_type": "voxtral", "text_config": {)") + kTinyText +
+                                   R"(}, "audio_config": {"hidden_size": 16, "intermediate_size": 32,
+        "num_hidden_layers": 1, "num_mel_bins": 4, "max_source_positions": 6}})");
+    EXPECT_EQ(m.encoder.modality, "audio");
+    EXPECT_EQ(m.encoder.kind, "voxtral_encoder");
+    EXPECT_EQ(m.encoder.params, 3328);           // conv1 208 + conv2 784 + positions 96 + block 2,208 + LayerNorm 32
+    EXPECT_EQ(m.encoder.projector_params, 6144);   // [32 -> 64] + [64 -> 64], no biases
+    EXPECT_EQ(m.vision_params, 3328 + 6144);
+}
+
+// The plan's note about an audio encoder speaks of audio clips, not images.
+TEST(VisionLanguage, AudioEncoderNoteSpeaksOfAudio) {
+    Json doc = tiny_job_document();
+    doc["model"] = Json::parse(std::string(R"({"model_type": "voxtral", "text_config": {)") + kTinyText +
+                               R"(}, "audio_config": {"hidden_size": 16, "intermediate_size": 32,
+        "num_hidden_layers": 1, "num_mel_bins": 4, "max_source_positions": 6}})");
+    const auto notes = accuracy_notes(job_from_document(doc, "tiny.yaml"));
+    const auto note = std::find_if(notes.begin(), notes.end(), [](const std::string& n) { return n.find("audio encoder") == 0; });
+    ASSERT_NE(note, notes.end());
+    EXPECT_NE(note->find("per audio clip"), std::string::npos) << *note;
+    EXPECT_EQ(note->find("image"), std::string::npos) << *note;
 }
 
 std::string write_config(const std::string& name, const std::string& text) {
