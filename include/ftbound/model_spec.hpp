@@ -13,8 +13,11 @@ enum class PositionKind { rotary, learned, alibi, relative_buckets };
 // A block's state-space sequence mixer (none: attention alone). mamba1: the selective scan of Mamba (transformers
 // modeling_mamba.py MambaMixer, modeling_jamba.py JambaMambaMixer); mamba2: the state-space duality of Mamba-2
 // (modeling_mamba2.py Mamba2Mixer, modeling_falcon_h1.py FalconH1Mixer, modeling_granitemoehybrid.py
-// GraniteMoeHybridMambaLayer, modeling_nemotron_h.py NemotronHMamba2Mixer).
-enum class SsmKind { none, mamba1, mamba2 };
+// GraniteMoeHybridMambaLayer, modeling_nemotron_h.py NemotronHMamba2Mixer). The linear-attention and convolution
+// mixers share the fields: gated_delta: Gated DeltaNet (modeling_qwen3_next.py Qwen3NextGatedDeltaNet, and Qwen3.5's
+// copy), ssm_groups key heads of ssm_state dimensions, ssm_heads value heads of ssm_inner / ssm_heads; short_conv:
+// LFM2's gated short convolution (modeling_lfm2.py Lfm2ShortConv), ssm_inner = hidden channels, ssm_conv taps.
+enum class SsmKind { none, mamba1, mamba2, gated_delta, short_conv };
 
 // How a pre-quantised checkpoint stores its block linears (config.json `quantization_config`). none: unquantised,
 // in the dtype the job loads it (a job may still quantise it on load: train.method qlora).
@@ -86,10 +89,10 @@ struct LayerSpec {
     int64_t ssm_dt_rank = 0;           // mamba1: R, the rank of the step size's projection
     int64_t ssm_heads = 0;             // mamba2: H heads of ssm_inner / H channels each
     int64_t ssm_groups = 0;            // mamba2: G groups sharing B and C
-    int64_t ssm_chunk = 0;             // mamba2: the SSD algorithm's chunk length
+    int64_t ssm_chunk = 0;             // mamba2: the SSD algorithm's chunk length (gated_delta: the kernel's)
     bool ssm_conv_bias = false;
     bool ssm_proj_bias = false;        // biases on in_proj and out_proj
-    bool ssm_gated_norm = false;       // mamba2: the gated RMSNorm over d_inner before out_proj
+    bool ssm_gated_norm = false;       // mamba2: the gated RMSNorm over d_inner (gated_delta: per head) before out_proj
     int64_t ssm_extra_params = 0;      // norms inside the mixer (Jamba: dt, B and C layernorms)
 
     int64_t q_dim() const { return heads * head_dim; }
@@ -100,8 +103,11 @@ struct LayerSpec {
     int64_t norm_params() const;
     int64_t ssm_params() const;        // the state-space mixer, exact (0 without one)
     int64_t ssm_linear_params() const; // of those, the nn.Linear weights (in_proj, x_proj, dt_proj, out_proj)
-    int64_t ssm_in_width() const;      // in_proj's output width (mamba1: 2 d_inner; mamba2: 2 d_inner + 2 G N + H)
-    int64_t ssm_conv_width() const;    // channels of the convolution (mamba1: d_inner; mamba2: d_inner + 2 G N)
+    // in_proj's output width (mamba1: 2 d_inner; mamba2: 2 d_inner + 2 G N + H; gated_delta: in_proj_qkvz and
+    // in_proj_ba, 2 G N + 2 d_inner + 2 H; short_conv: 3 d_inner)
+    int64_t ssm_in_width() const;
+    // channels of the convolution (mamba1, short_conv: d_inner; mamba2, gated_delta: d_inner + 2 G N)
+    int64_t ssm_conv_width() const;
     int64_t ssm_x_width() const { return ssm == SsmKind::mamba1 ? ssm_dt_rank + 2 * ssm_state : 0; }   // mamba1 x_proj
     bool has_attention() const { return heads > 0; }
     int64_t params() const {

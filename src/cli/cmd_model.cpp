@@ -11,14 +11,27 @@
 namespace ftb::cli {
 namespace {
 
+const char* ssm_kind_name(SsmKind k) {
+    switch (k) {
+        case SsmKind::mamba1: return "mamba1";
+        case SsmKind::mamba2: return "mamba2";
+        case SsmKind::gated_delta: return "gated-deltanet";
+        case SsmKind::short_conv: return "short-conv";
+        case SsmKind::none: break;
+    }
+    return "none";
+}
+
 std::string layer_kind(const LayerSpec& l) {
     std::string k = l.cross_attention ? "decoder" : (l.is_encoder ? "encoder" : "block");
     if (l.experts > 0) k += fmt::format(" moe {}x top{}", l.experts, l.experts_per_token);
     if (l.sliding_window > 0) k += fmt::format(" window {}", l.sliding_window);
     // A hybrid model's blocks by mixer: state-space (with attention beside it: Falcon-H1), attention alone, or none.
-    if (l.ssm != SsmKind::none)
+    if (l.ssm == SsmKind::short_conv)
+        k += fmt::format(" short-conv channels {} kernel {}", l.ssm_inner, l.ssm_conv);
+    else if (l.ssm != SsmKind::none)
         k += fmt::format(" {}{} d_inner {} state {}", l.has_attention() ? "attention + " : "",
-                         l.ssm == SsmKind::mamba1 ? "mamba1" : "mamba2", l.ssm_inner, l.ssm_state);
+                         ssm_kind_name(l.ssm), l.ssm_inner, l.ssm_state);
     else if (!l.has_attention()) k += " mlp";
     if (l.ssm != SsmKind::none && l.ffn_intermediate == 0) k += " no-ffn";
     return k;

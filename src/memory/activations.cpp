@@ -105,9 +105,11 @@ std::pair<double, double> projection_inputs(const LayerSpec& l, const Job& job, 
         // The mixer's in_proj keeps the normed input (an nn.Linear outside the fused function); x_proj, dt_proj and
         // out_proj run inside mamba_inner_fn / mamba_split_conv1d_scan_combined, which keeps what they need
         // (ssm_saved); an adapter on them keeps its own input.
+        // Gated DeltaNet's and LFM2's out_proj is a plain nn.Linear after their kernels: it keeps its input itself.
         const double I = double(l.ssm_inner);
+        const bool fused_out = l.ssm == SsmKind::mamba1 || l.ssm == SsmKind::mamba2;
         rep += group_inputs(h, keeps_inputs ? 1 : 0, (lora & kSsmIn) ? 1 : 0, s.bytes.norm_out);
-        tp += group_inputs(I, 0, (lora & kSsmOut) ? 1 : 0, act);
+        tp += group_inputs(I, !fused_out && keeps_inputs ? 1 : 0, (lora & kSsmOut) ? 1 : 0, act);
         if (l.ssm == SsmKind::mamba1) {
             tp += group_inputs(I, 0, (lora & kSsmX) ? 1 : 0, act);
             tp += group_inputs(double(l.ssm_dt_rank), 0, (lora & kSsmDt) ? 1 : 0, act);
@@ -196,11 +198,23 @@ double ffn_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, const T
 // mamba2 (ops/triton/ssd_combined.py MambaSplitConv1dScanCombinedFn.forward): zxbcdt, the in_proj output
 // (2 I + 2 G N + H), out_x, the scan output (I), and the gated norm's fp32 rstd per group; the norm's output, which
 // out_proj reads, is rebuilt in backward.
+// gated_delta (Qwen3NextGatedDeltaNet.forward with fla and causal-conv1d): causal_conv1d_fn keeps its input, the
+// concatenated q, k, v (2 G N + I); ChunkGatedDeltaRuleFunction.forward (fla chunk.py, commit 0315a70e) keeps q and k
+// l2-normalised and repeated to the H value heads (2 H N), v as input_guard's contiguous copy (I), A (C = 64 per head,
+// k's dtype), g (fp32) and beta per head and the two fp32 l2 rstds; the gated norm keeps its input and z (2 I) and an
+// fp32 rstd per head; sigmoid(b) and softplus(a + dt_bias) keep an output and an fp32 input per head.
+// short_conv (Lfm2ShortConv.cuda_kernels_forward): the in_proj output B, C, x (3 I; the products B * x and C * y keep
+// views of it), causal_conv1d_fn's input B x (I) and the convolution's output, which C * y keeps (I).
 double ssm_saved(const LayerSpec& l, const TrainingSetup& s) {
     const double act = s.bytes.act, I = double(l.ssm_inner);
     if (l.ssm == SsmKind::mamba1) return act * (double(l.ssm_in_width()) + double(l.ssm_x_width()) + I);
     if (l.ssm == SsmKind::mamba2)
         return act * (double(l.ssm_in_width()) + I) + (l.ssm_gated_norm ? 4.0 * double(l.ssm_groups) : 0);
+    if (l.ssm == SsmKind::gated_delta) {
+        const double H = double(l.ssm_heads), N = double(l.ssm_state);
+        return act * (double(l.ssm_conv_width()) + 2 * H * N + I + 64 * H + H + 2 * I + H) + 4.0 * 5 * H;
+    }
+    if (l.ssm == SsmKind::short_conv) return act * 5 * I;
     return 0;
 }
 

@@ -28,6 +28,9 @@ uint32_t lora_target_bits(const std::string& name) {
         {"gate_up_proj", kGate | kUp},
         // state-space mixers (MambaMixer, Mamba2Mixer and the hybrids' copies): out_proj is the mixer's output too
         {"in_proj", kSsmIn}, {"x_proj", kSsmX}, {"dt_proj", kSsmDt},
+        // Gated DeltaNet's input projections (Qwen3NextGatedDeltaNet; Qwen3_5GatedDeltaNet splits them in four)
+        {"in_proj_qkvz", kSsmIn}, {"in_proj_ba", kSsmIn}, {"in_proj_qkv", kSsmIn}, {"in_proj_z", kSsmIn},
+        {"in_proj_b", kSsmIn}, {"in_proj_a", kSsmIn},
         {"down_proj", kDown}, {"w2", kDown}, {"wo", kDown}, {"fc2", kDown}, {"dense_4h_to_h", kDown},
         {"c_proj", kO | kDown},   // gpt2 names both the attention output and the MLP output c_proj
     };
@@ -64,7 +67,8 @@ int64_t lora_params_in_layer(const LayerSpec& l, uint32_t mask, int64_t r) {
     // afmoe's attention output gate is a gate_proj too (AfmoeAttention.gate_proj): a gate_proj target adapts it.
     if ((mask & kGate) && l.attention_output_gate) p += r * (l.hidden + l.q_dim());
     if (l.ssm != SsmKind::none) {
-        if (mask & kSsmIn) p += r * (l.hidden + l.ssm_in_width());
+        // Gated DeltaNet's in_proj is two linears (in_proj_qkvz, in_proj_ba): two adapters' A matrices
+        if (mask & kSsmIn) p += r * ((l.ssm == SsmKind::gated_delta ? 2 : 1) * l.hidden + l.ssm_in_width());
         if (mask & kSsmOut) p += r * (l.ssm_inner + l.hidden);
         if (l.ssm == SsmKind::mamba1) {
             if (mask & kSsmX) p += r * (l.ssm_inner + l.ssm_x_width());
@@ -144,8 +148,9 @@ void set_adapters(const Job& job, TrainingSetup& s) {
     const bool ssm = job.model.has_ssm();
     for (const auto& name : t.lora.targets) {
         uint32_t bits = lora_target_bits(name);
-        // The hybrid families name attention's output o_proj: out_proj is the state-space mixer's alone there.
-        if (ssm && (bits & kSsmOut)) bits &= ~uint32_t(kO);
+        // The hybrid families name attention's output o_proj: out_proj is the state-space mixer's alone there;
+        // LFM2 names both outputs out_proj (Lfm2Attention.out_proj, Lfm2ShortConv.out_proj).
+        if (ssm && (bits & kSsmOut) && job.model.architecture != "lfm2") bits &= ~uint32_t(kO);
         s.lora_mask |= bits;
         if (name == "lm_head") s.lora_on_head = true;
     }

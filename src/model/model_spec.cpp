@@ -57,14 +57,24 @@ int64_t LayerSpec::ffn_params_active() const {
 }
 
 int64_t LayerSpec::ssm_in_width() const {
-    if (ssm == SsmKind::mamba1) return 2 * ssm_inner;
-    if (ssm == SsmKind::mamba2) return 2 * ssm_inner + 2 * ssm_groups * ssm_state + ssm_heads;
+    switch (ssm) {
+        case SsmKind::mamba1: return 2 * ssm_inner;
+        case SsmKind::mamba2: return 2 * ssm_inner + 2 * ssm_groups * ssm_state + ssm_heads;
+        case SsmKind::gated_delta: return 2 * ssm_groups * ssm_state + 2 * ssm_inner + 2 * ssm_heads;
+        case SsmKind::short_conv: return 3 * ssm_inner;
+        case SsmKind::none: break;
+    }
     return 0;
 }
 
 int64_t LayerSpec::ssm_conv_width() const {
-    if (ssm == SsmKind::mamba1) return ssm_inner;
-    if (ssm == SsmKind::mamba2) return ssm_inner + 2 * ssm_groups * ssm_state;
+    switch (ssm) {
+        case SsmKind::mamba1:
+        case SsmKind::short_conv: return ssm_inner;
+        case SsmKind::mamba2:
+        case SsmKind::gated_delta: return ssm_inner + 2 * ssm_groups * ssm_state;
+        case SsmKind::none: break;
+    }
     return 0;
 }
 
@@ -73,6 +83,13 @@ int64_t LayerSpec::ssm_conv_width() const {
 // bias, A_log [I, N], D [I], out_proj [I -> hidden] (+ bias). mamba2 (modeling_mamba2.py Mamba2Mixer.__init__):
 // in_proj [hidden -> 2 I + 2 G N + H] (+ bias), conv1d depthwise over I + 2 G N channels (+ bias), dt_bias [H],
 // A_log [H], D [H], the gated RMSNorm's weight [I] (MambaRMSNormGated), out_proj [I -> hidden] (+ bias).
+// gated_delta (modeling_qwen3_next.py Qwen3NextGatedDeltaNet.__init__, transformers 043bb8dd): in_proj_qkvz
+// [hidden -> 2 G N + 2 I] and in_proj_ba [hidden -> 2 H] without bias (Qwen3.5's Qwen3_5GatedDeltaNet splits them
+// into in_proj_qkv, in_proj_z, in_proj_b, in_proj_a: the same shapes in all), conv1d depthwise over 2 G N + I channels
+// without bias, dt_bias [H], A_log [H], the gated RMSNorm's weight [I / H] (Qwen3NextRMSNormGated over one head),
+// out_proj [I -> hidden] without bias. short_conv (modeling_lfm2.py Lfm2ShortConv.__init__, transformers 02f41779):
+// in_proj [hidden -> 3 hidden], conv depthwise [hidden, 1, L_cache], out_proj [hidden -> hidden], every one with a
+// bias when conv_bias.
 int64_t LayerSpec::ssm_params() const {
     if (ssm == SsmKind::none) return 0;
     const int64_t I = ssm_inner, conv = ssm_conv_width();
@@ -82,9 +99,12 @@ int64_t LayerSpec::ssm_params() const {
     if (ssm == SsmKind::mamba1) {
         p += I * ssm_x_width() + ssm_dt_rank * I + I;                       // x_proj, dt_proj (+ bias)
         p += I * ssm_state + I;                                             // A_log, D
-    } else {
+    } else if (ssm == SsmKind::mamba2) {
         p += 3 * ssm_heads;                                                 // dt_bias, A_log, D
         if (ssm_gated_norm) p += I;
+    } else if (ssm == SsmKind::gated_delta) {
+        p += 2 * ssm_heads;                                                 // dt_bias, A_log
+        if (ssm_gated_norm) p += I / ssm_heads;                             // one head's norm weight, shared
     }
     return p + ssm_extra_params;
 }

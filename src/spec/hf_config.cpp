@@ -525,7 +525,7 @@ const std::vector<hf::FamilyReader>& all_families() {
         std::vector<hf::FamilyReader> v;
         for (const auto* group :
              {&hf::core_families(), &hf::moe_families(), &hf::vlm_families(), &hf::dense_families(),
-              &hf::hybrid_families()})
+              &hf::hybrid_families(), &hf::linear_families()})
             v.insert(v.end(), group->begin(), group->end());
         return v;
     }();

@@ -496,6 +496,8 @@ ModelSpec read_voxtral(const Fields& f) {
 
 }  // namespace
 
+EncoderSpec qwen3_vl_vision_tower(const Fields& v) { return qwen3_vl_vision(v); }
+
 const std::vector<FamilyReader>& vlm_families() {
     static const std::vector<FamilyReader> families = {
         {"llava", read_llava},

@@ -88,6 +88,10 @@ const std::vector<FamilyReader>& dense_families();  // hf_config_dense.cpp: Llam
 const std::vector<FamilyReader>& moe_families();    // hf_config_moe.cpp
 const std::vector<FamilyReader>& vlm_families();    // hf_config_vlm.cpp: vision-language checkpoints
 const std::vector<FamilyReader>& hybrid_families(); // hf_config_hybrid.cpp: state-space and hybrid models
+const std::vector<FamilyReader>& linear_families(); // hf_config_linear.cpp: linear-attention / short-conv hybrids
+
+// Qwen3-VL's vision tower and mergers from a vision_config (hf_config_vlm.cpp; Qwen3.5 reuses it without deepstack).
+EncoderSpec qwen3_vl_vision_tower(const Fields& v);
 
 // A mamba_ssm checkpoint's config.json (MambaLMHeadModel: d_model, n_layer, ssm_cfg; no model_type).
 ModelSpec mamba_ssm_checkpoint(const Fields& f);

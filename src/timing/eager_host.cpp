@@ -26,7 +26,10 @@ double adapter_tensors(const LayerSpec& l, const WorkContext& c) {
     if (l.ffn_kind == FfnKind::gated && (lora & kGate)) linears += 1;
     if (l.shared_expert_intermediate > 0) linears += double(std::popcount(lora & (kGate | kUp | kDown)));
     if (l.ssm == SsmKind::mamba1) linears += double(std::popcount(lora & kSsmLinears));
-    if (l.ssm == SsmKind::mamba2) linears += double(std::popcount(lora & (kSsmIn | kSsmOut)));
+    if (l.ssm == SsmKind::mamba2 || l.ssm == SsmKind::short_conv)
+        linears += double(std::popcount(lora & (kSsmIn | kSsmOut)));
+    // Gated DeltaNet: an in_proj target adapts in_proj_qkvz and in_proj_ba (Qwen3.5: in_proj_qkv, _z, _b, _a; two here)
+    if (l.ssm == SsmKind::gated_delta) linears += ((lora & kSsmIn) ? 2 : 0) + ((lora & kSsmOut) ? 1 : 0);
     return 2 * linears;
 }
 
@@ -44,6 +47,10 @@ double trained_tensors(const LayerSpec& l, const WorkContext& c) {
     if (l.ssm == SsmKind::mamba1) tensors += 8 + (l.ssm_conv_bias ? 1 : 0) + (l.ssm_proj_bias ? 2 : 0);
     if (l.ssm == SsmKind::mamba2)
         tensors += 6 + (l.ssm_gated_norm ? 1 : 0) + (l.ssm_conv_bias ? 1 : 0) + (l.ssm_proj_bias ? 2 : 0);
+    // gated_delta in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, the gated norm, out_proj; short_conv in_proj,
+    // conv, out_proj (+ a bias each with conv_bias).
+    if (l.ssm == SsmKind::gated_delta) tensors += 6 + (l.ssm_gated_norm ? 1 : 0);
+    if (l.ssm == SsmKind::short_conv) tensors += 3 * (l.ssm_conv_bias ? 2 : 1);
     if (l.ssm_extra_params > 0) tensors += 3;   // Jamba's dt, B and C norms
     if (l.experts > 0) tensors += 1;   // router
     if (l.shared_expert_intermediate > 0) tensors += 3;

@@ -99,7 +99,9 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
         linear(q / tp, h, 1, kO, act, l.o_bias);
         if (l.attention_output_gate) linear(h, q / tp, 1, kGate, normed);   // afmoe self_attn.gate_proj
     }
-    if (l.ssm != SsmKind::none) {   // the mixer's in_proj, (mamba1: x_proj, dt_proj,) out_proj; heads split under TP
+    // The mixer's in_proj (Gated DeltaNet: in_proj_qkvz and in_proj_ba as one), (mamba1: x_proj, dt_proj,) out_proj;
+    // heads split under TP
+    if (l.ssm != SsmKind::none) {
         const double I = double(l.ssm_inner) / tp;
         linear(h, double(l.ssm_in_width()) / tp, 1, kSsmIn, normed, l.ssm_proj_bias);
         if (l.ssm == SsmKind::mamba1) {

@@ -99,6 +99,10 @@ const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
     // be 4.27B, 8.5 GB); the 3B of its name is the Ministral-3B text model alone.
     {"mistralai/Voxtral-Mini-3B-2507", {4.6e9, 4.75e9}},
     {"ai21labs/Jamba-v0.1", {52e9 * 0.99, 52e9 * 1.01}},                     // model card: 52B total
+    // "80B in total"; Qwen3-Coder-Next (the same shapes) publishes 79,674,391,296 exactly.
+    {"Qwen/Qwen3-Next-80B-A3B-Instruct", {79674391296.0, 79674391297.0}},
+    // The name's 122B; the text model alone is 122,111,526,912 in a public benchmark, the rest the vision tower.
+    {"Qwen/Qwen3.5-122B-A10B", {122111526912.0 + 0.4e9, 122111526912.0 + 0.5e9}},
 };
 
 TEST(ModelParams, EveryCatalogModelMatchesSourcesTable) {
@@ -674,6 +678,62 @@ std::vector<Tiny> tiny_models() {
          " hybrid_override_pattern: 'M*-', num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16,"
          " mamba_num_heads: 8, mamba_head_dim: 16, n_groups: 2, ssm_state_size: 16, chunk_size: 128, vocab_size: 1000}",
          191320, {30360, 12352, 20544}},
+        // qwen3_next, interval 2, experts every 2nd block: block 0 Gated DeltaNet (key heads 2 of 8, value heads 4 of
+        // 16: in_proj_qkvz 64*(2*16 + 2*64) = 10,240, in_proj_ba 64*8 = 512, conv1d (2*16 + 64)*4 = 384, dt_bias and
+        // A_log 8, norm 16, out_proj 64*64 = 4,096 -> 15,256) + dense MLP 3*64*128 = 24,576 + norms 128 = 39,960;
+        // block 1 gated attention (q_proj 64*2*64 = 8,192, k 2,048, v 2,048, o 4,096, q/k norms 32 -> 16,416) + MoE
+        // (experts 4*3*64*16 = 12,288, router 256, shared 3*64*32 = 6,144, shared gate 64 -> 18,752) + 128 = 35,296.
+        // Untied: 75,256 + 128,064 = 203,320.
+        {"qwen3_next_hybrid",
+         "{model_type: qwen3_next, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,"
+         " num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, linear_num_key_heads: 2,"
+         " linear_num_value_heads: 4, linear_key_head_dim: 8, linear_value_head_dim: 16, linear_conv_kernel_dim: 4,"
+         " full_attention_interval: 2, num_experts: 4, num_experts_per_tok: 2, moe_intermediate_size: 16,"
+         " shared_expert_intermediate_size: 32, decoder_sparse_step: 2, vocab_size: 1000}",
+         203320, {39960, 35296}},
+        // qwen3_5_text: the same mixers, dense MLPs: 39,960 and 16,416 + 24,576 + 128 = 41,120. Tied: + 64,064.
+        {"qwen3_5_text_dense",
+         "{model_type: qwen3_5_text, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,"
+         " num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, linear_num_key_heads: 2,"
+         " linear_num_value_heads: 4, linear_key_head_dim: 8, linear_value_head_dim: 16,"
+         " layer_types: [linear_attention, full_attention], vocab_size: 1000, tie_word_embeddings: true}",
+         145144, {39960, 41120}},
+        // qwen3_5_moe_text: MoE (18,752, as above) in every block: 15,256 + 18,752 + 128 = 34,136 and 16,416 +
+        // 18,752 + 128 = 35,296. Untied: 69,432 + 128,064 = 197,496.
+        {"qwen3_5_moe_text_sparse",
+         "{model_type: qwen3_5_moe_text, hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, head_dim: 16, linear_num_key_heads: 2, linear_num_value_heads: 4,"
+         " linear_key_head_dim: 8, linear_value_head_dim: 16, full_attention_interval: 2, num_experts: 4,"
+         " num_experts_per_tok: 2, moe_intermediate_size: 16, shared_expert_intermediate_size: 32, vocab_size: 1000}",
+         197496, {34136, 35296}},
+        // qwen3_5: the qwen3_5_text model above (145,144) + the qwen3_vl tower without deepstack mergers: Conv3d 400,
+        // positions 64, block 2,224, merger 8,352 = 11,040.
+        {"qwen3_5_vision",
+         "{model_type: qwen3_5, tie_word_embeddings: true, text_config: {model_type: qwen3_5_text, hidden_size: 64,"
+         " intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16,"
+         " linear_num_key_heads: 2, linear_num_value_heads: 4, linear_key_head_dim: 8, linear_value_head_dim: 16,"
+         " layer_types: [linear_attention, full_attention], vocab_size: 1000}, vision_config: {depth: 1,"
+         " hidden_size: 16, intermediate_size: 32, num_heads: 2, out_hidden_size: 64, patch_size: 2,"
+         " spatial_merge_size: 2, temporal_patch_size: 2, in_channels: 3, num_position_embeddings: 4}}",
+         156184, {39960, 41120}},
+        // qwen3_5_moe: the qwen3_5_moe_text model above (197,496) + the same tower 11,040.
+        {"qwen3_5_moe_vision",
+         "{model_type: qwen3_5_moe, tie_word_embeddings: false, text_config: {model_type: qwen3_5_moe_text,"
+         " hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16,"
+         " linear_num_key_heads: 2, linear_num_value_heads: 4, linear_key_head_dim: 8, linear_value_head_dim: 16,"
+         " full_attention_interval: 2, num_experts: 4, num_experts_per_tok: 2, moe_intermediate_size: 16,"
+         " shared_expert_intermediate_size: 32, vocab_size: 1000}, vision_config: {depth: 1, hidden_size: 16,"
+         " intermediate_size: 32, num_heads: 2, out_hidden_size: 64, patch_size: 2, spatial_merge_size: 2,"
+         " temporal_patch_size: 2, in_channels: 3, num_position_embeddings: 4, deepstack_visual_indexes: []}}",
+         208536, {34136, 35296}},
+        // lfm2: Lfm2MLP width int(2*200/3) = 133 rounded up to 32 -> 160: 3*64*160 = 30,720. Short conv block: in_proj
+        // 64*192 = 12,288, conv 64*3 = 192, out_proj 4,096 -> 16,576, + MLP + 2 norms 128 = 47,424. Attention block:
+        // q 4,096, k 2,048, v 2,048, out_proj 4,096, q/k layernorms 32 -> 12,320, + 30,848 = 43,168. Tied: + 64,064.
+        {"lfm2_short_conv",
+         "{model_type: lfm2, hidden_size: 64, intermediate_size: 200, block_multiple_of: 32, num_hidden_layers: 2,"
+         " num_attention_heads: 4, num_key_value_heads: 2, layer_types: [conv, full_attention], conv_L_cache: 3,"
+         " vocab_size: 1000}",
+         154656, {47424, 43168}},
     };
 }
 
