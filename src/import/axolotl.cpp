@@ -80,7 +80,7 @@ void map_device_count(Mapper& m) {
 void read_axolotl(Mapper& m, const ImportOptions& o) {
     const Json* base = m.take("base_model");
     if (!base || !base->is_string()) m.fail("base_model", "missing: the model to fine-tune");
-    set_model(m, base->get<std::string>(), "base_model");
+    set_model(m, base->get<std::string>(), "base_model", o);
     const Json* adapter = m.take("adapter");
     const bool in4 = flag(m, "load_in_4bit"), in8 = flag(m, "load_in_8bit");
     const std::string a = adapter ? show_value(*adapter) : "";

@@ -18,7 +18,7 @@ struct ScriptDefaults {
 
 void read_trainer_args(Mapper& m, const ImportOptions& o, const ScriptDefaults& d) {
     const Json* model = m.take("model_name_or_path");
-    if (model && model->is_string()) set_model(m, model->get<std::string>(), "model_name_or_path");
+    if (model && model->is_string()) set_model(m, model->get<std::string>(), "model_name_or_path", o);
     else if (!o.user_sets("model"))
         m.fail("model_name_or_path", "TrainingArguments do not name the model: give --set model=NAME");
     int64_t seq = 0;

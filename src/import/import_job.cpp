@@ -281,7 +281,11 @@ std::string optimizer_from_hf(const std::string& optim, std::string& note) {
     return "adamw";
 }
 
-void set_model(Mapper& m, const std::string& name, const std::string& from) {
+void set_model(Mapper& m, const std::string& name, const std::string& from, const ImportOptions& o) {
+    if (o.user_sets("model")) {
+        m.note(from + ": " + name + " is not looked up: --set model replaces it");
+        return;
+    }
     // Resolve now, so an unknown model is reported against the source config's field.
     try {
         Catalog::instance().model(name, {m.file(), from});

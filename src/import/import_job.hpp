@@ -92,8 +92,9 @@ std::string show_value(const Json& v);
 std::string optimizer_from_hf(const std::string& optim, std::string& note);
 // A DeepSpeed config (file or inline mapping): zero stage, offload, precision, batch fields.
 void map_deepspeed(Mapper& m, const Json& ds, const std::string& where);
-// The model name a config gives, checked against the catalog (a clear error when unknown).
-void set_model(Mapper& m, const std::string& name, const std::string& from);
+// The model name a config gives, checked against the catalog (a clear error when unknown), unless the caller's
+// --set model=... replaces it (then the config's name is recorded, not resolved: it may be one ftbound lacks).
+void set_model(Mapper& m, const std::string& name, const std::string& from, const ImportOptions& o);
 
 // Format readers (one file each).
 void read_axolotl(Mapper& m, const ImportOptions& o);

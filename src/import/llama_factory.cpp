@@ -65,7 +65,7 @@ void map_multimodal_freezes(Mapper& m, const std::string& model, const std::stri
 void read_llama_factory(Mapper& m, const ImportOptions& o) {
     const Json* model = m.take("model_name_or_path");
     if (!model || !model->is_string()) m.fail("model_name_or_path", "missing: the model to fine-tune");
-    set_model(m, model->get<std::string>(), "model_name_or_path");
+    set_model(m, model->get<std::string>(), "model_name_or_path", o);
     const Json* stage = m.take("stage");
     const std::string st = stage ? show_value(*stage) : "sft";
     if (st != "sft" && st != "pt")

@@ -73,13 +73,13 @@ void map_distribution(Mapper& m) {
 
 }  // namespace
 
-void read_llama_factory_v1(Mapper& m, const ImportOptions&) {
+void read_llama_factory_v1(Mapper& m, const ImportOptions& o) {
     const Json& src = m.source();
     if (src.contains("peft_config") && src["peft_config"].is_object() && src["peft_config"].contains("export_dir"))
         m.fail("peft_config.export_dir", "a LoRA merge/export config (llamafactory-cli v1 export), not a training job: "
                                          "ftbound plans fine-tuning jobs");
     const Json* model = m.take("model");
-    set_model(m, model->get<std::string>(), "model");
+    set_model(m, model->get<std::string>(), "model", o);
     map_peft(m);
     const int64_t cutoff = whole(m, "cutoff_len");
     m.set("train.seq_len", cutoff ? cutoff : 2048, cutoff ? "cutoff_len: " + std::to_string(cutoff) : "no cutoff_len (default 2048)");

@@ -159,10 +159,10 @@ void read_torchtitan(Mapper& m, const ImportOptions& o) {
         m.set("model", shapes, "model.name + model.flavor: " + show_value(*name) + " " + show_value(*flavor) +
                                    " (its shapes from torchtitan/" + (experiment ? "experiments/" : "models/") +
                                    show_value(*name) + "/__init__.py)");
-    else if (id.empty())
+    else if (id.empty() && !o.user_sets("model"))
         m.fail("model.flavor", "torchtitan model " + show_value(*name) + " " + show_value(*flavor) +
                                    " has no HF checkpoint ftbound knows; give --set model=NAME or a config.json");
-    else set_model(m, id, "model.name + model.flavor");
+    else if (!id.empty()) set_model(m, id, "model.name + model.flavor", o);
     // The vlm data loader caps the images a batch carries (experiments/vlm/job_config.py Data): the encoder's work,
     // which the plan does not cost (its accuracy note says so).
     if (experiment) {

@@ -169,12 +169,12 @@ void read_torchtune(Mapper& m, const ImportOptions& o) {
     bool named = false;
     if (!dir.empty()) {
         try {
-            set_model(m, dir, "checkpointer.checkpoint_dir");
+            set_model(m, dir, "checkpointer.checkpoint_dir", o);
             named = true;
         } catch (const InputError&) {
         }
     }
-    if (!named) set_model(m, model_from_component(comp), "model._component_");
+    if (!named) set_model(m, model_from_component(comp), "model._component_", o);
     if (comp.find(".lora_") != std::string::npos || comp.find(".qlora_") != std::string::npos) map_lora(m, comp);
     else m.set("train.method", "full", "model._component_: " + comp);
     component(m, "checkpointer");

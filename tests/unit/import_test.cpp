@@ -231,4 +231,16 @@ TEST(Import, Errors) {
     EXPECT_NE(r.err.find("not both"), std::string::npos) << r.err;
 }
 
+// The unknown-model error says "give --set model=NAME": doing so plans, and the import report says the config's
+// model was not looked up.
+TEST(Import, SetModelReplacesAnUnknownBaseModel) {
+    const std::string bad_model = spec_test::write_scratch("bad_model_set.yml", "base_model: acme/NoSuchModel-7B\nsequence_len: 512\n");
+    spec_test::CliResult r = run_ftbound({"plan", "--from", bad_model, "--set", "model=meta-llama/Llama-3.1-8B", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_NE(r.err.find("acme/NoSuchModel-7B is not looked up: --set model replaces it"), std::string::npos) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["model"], "meta-llama/Llama-3.1-8B");
+    r = run_ftbound({"import", bad_model, "--set", "model=meta-llama/Llama-3.1-8B"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
 }  // namespace
