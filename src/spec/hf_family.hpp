@@ -88,6 +88,7 @@ const std::vector<FamilyReader>& dense_families();  // hf_config_dense.cpp: Llam
 const std::vector<FamilyReader>& moe_families();    // hf_config_moe.cpp
 const std::vector<FamilyReader>& vlm_families();    // hf_config_vlm.cpp: vision-language checkpoints
 const std::vector<FamilyReader>& hybrid_families(); // hf_config_hybrid.cpp: state-space and hybrid models
+const std::vector<FamilyReader>& gemma4_families(); // hf_config_gemma4.cpp: Gemma 4 and Gemma 4 unified
 
 // A mamba_ssm checkpoint's config.json (MambaLMHeadModel: d_model, n_layer, ssm_cfg; no model_type).
 ModelSpec mamba_ssm_checkpoint(const Fields& f);
