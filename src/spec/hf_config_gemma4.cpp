@@ -11,10 +11,10 @@
 // What the spec cannot say, and how it is counted (docs/job-file.md says the same):
 //  - k_eq_v full-attention layers are written as 2 x heads query heads of global_head_dim / 2 with
 //    num_global_key_value_heads KV heads. q, k (counted as the spec's k + v) and o weights, q/k norms, attention FLOPs
-//    and the query shapes are exact; the step time then costs a v projection GEMM the model does not run (its weight
-//    is the real k's second half, so the GEMM FLOPs equal the real k projection's), sizes the attention kernel for
-//    head_dim global_head_dim / 2 (the model's 512 is beyond FlashAttention-2, which falls back to SDPA), and keeps
-//    half the real k/v activations of those layers (the real v is k normed again, a tensor of its own).
+//    and the query shapes are exact; the step time then runs the k projection as two GEMMs of half its width (the
+//    spec's k and v: the same FLOPs, one more kernel), sizes the attention kernel for head_dim global_head_dim / 2
+//    (the model's 512 is beyond FlashAttention-2, which falls back to SDPA), and keeps half the real k/v activations
+//    of those layers (the real v is k normed again, a tensor of its own).
 //  - layer_scalar is counted as the layer's one own scalar (LayerSpec::activation_params): held, and counted as
 //    trained although it is a buffer (one value a layer).
 //  - the MoE router's scale vector (hidden) is counted as one more norm of the layer and its per_expert_scale
