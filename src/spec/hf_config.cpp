@@ -525,11 +525,28 @@ const std::vector<hf::FamilyReader>& all_families() {
         std::vector<hf::FamilyReader> v;
         for (const auto* group :
              {&hf::core_families(), &hf::moe_families(), &hf::vlm_families(), &hf::dense_families(),
-              &hf::hybrid_families(), &hf::linear_families()})
+              &hf::hybrid_families(), &hf::linear_families(),
+              &hf::gemma4_families()})
             v.insert(v.end(), group->begin(), group->end());
         return v;
     }();
     return all;
+}
+
+// Families ftbound knows and does not plan, with the reason (no reader could count them honestly).
+// Gemma 3n (transformers models/gemma3n, modeling_gemma3n.py Gemma3nTextDecoderLayer / Gemma3nTextModel): every layer
+// carries AltUp's parallel predict/correct streams (Gemma3nTextAltUp) and a Laurel low-rank residual block
+// (Gemma3nTextLaurelBlock) beside attention and the MLP, and the model adds per-layer embeddings
+// (embed_tokens_per_layer, per_layer_model_projection); none of these is a block ftbound's step model can cost, and the
+// vision tower of Gemma3nForConditionalGeneration is timm's MobileNetV5 (TimmWrapper), whose shapes config.json does not
+// state, so even its parameter count cannot come from the config.
+void refuse_known_family(const Fields& f, const std::string& type) {
+    if (type == "gemma3n" || type == "gemma3n_text")
+        f.fail("model_type", "'" + type + "' (Gemma 3n) is not planned: its AltUp streams, Laurel blocks and "
+                             "per-layer embeddings have no place in ftbound's block model" +
+                                 std::string(type == "gemma3n" ? ", and its MobileNetV5 vision tower (timm) has no "
+                                                                 "shapes in config.json to count"
+                                                               : ""));
 }
 
 }  // namespace
@@ -557,6 +574,7 @@ ModelSpec model_from_hf_config(const Fields& f, const std::string& name) {
     const auto family = std::find_if(families.begin(), families.end(),
                                      [&](const hf::FamilyReader& r) { return *type == r.model_type; });
     if (family == families.end()) {
+        refuse_known_family(f, *type);
         const auto& types = supported_model_types();
         std::string hint = did_you_mean(*type, types);
         std::string list;

@@ -88,6 +88,7 @@ const std::vector<FamilyReader>& dense_families();  // hf_config_dense.cpp: Llam
 const std::vector<FamilyReader>& moe_families();    // hf_config_moe.cpp
 const std::vector<FamilyReader>& vlm_families();    // hf_config_vlm.cpp: vision-language checkpoints
 const std::vector<FamilyReader>& hybrid_families(); // hf_config_hybrid.cpp: state-space and hybrid models
+const std::vector<FamilyReader>& gemma4_families(); // hf_config_gemma4.cpp: Gemma 4 and Gemma 4 unified
 const std::vector<FamilyReader>& linear_families(); // hf_config_linear.cpp: linear-attention / short-conv hybrids
 
 // Qwen3-VL's vision tower and mergers from a vision_config (hf_config_vlm.cpp; Qwen3.5 reuses it without deepstack).

@@ -734,6 +734,51 @@ std::vector<Tiny> tiny_models() {
          " num_attention_heads: 4, num_key_value_heads: 2, layer_types: [conv, full_attention], conv_L_cache: 3,"
          " vocab_size: 1000}",
          154656, {47424, 43168}},
+        // ---- Gemma 4 (src/spec/hf_config_gemma4.cpp; modeling_gemma4.py, modeling_gemma4_unified.py) ----
+        // gemma4, MoE with k_eq_v and a vision tower. Sliding layer (heads 4 x 16, kv 2): q 4,096 + k 2,048 + v 2,048
+        // + o 4,096 = 12,288, q_norm/k_norm 2*16 = 32; dense MLP 3*64*32 = 6,144; experts 4*3*64*16 = 12,288; router
+        // proj 64*4 = 256 + scale 64 + per_expert_scale 4; norms 7*64 = 448; layer_scalar 1 -> 31,525. Full layer
+        // (global_head_dim 32, one global KV head, no v_proj): q 64*128 = 8,192 + k 64*32 = 2,048 + o 8,192 = 18,432,
+        // q/k norms 64, the rest 19,205 -> 37,701. Tied embedding 64,000, final norm 64. Vision tower (h 16, 2 heads
+        // of 8, clipped linears, standardize): input_proj 3*2*2*16 = 192, position table 2*10*16 = 320, block q/k/v/o
+        // 4*256 = 1,024 + q/k norms 16 + 4 norms 64 + MLP 3*16*32 = 1,536 + 7 clipped linears x 4 buffers 28 = 2,668,
+        // std_bias/std_scale 32 -> 3,212; projector 16*64 = 1,024. Total 31,525 + 37,701 + 64,064 + 4,236 = 137,526.
+        {"gemma4_moe_k_eq_v_vision",
+         "{model_type: gemma4, text_config: {hidden_size: 64, intermediate_size: 32, num_hidden_layers: 2,"
+         " num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, global_head_dim: 32,"
+         " num_global_key_value_heads: 1, attention_k_eq_v: true, layer_types: [sliding_attention, full_attention],"
+         " vocab_size: 1000, hidden_size_per_layer_input: 0, enable_moe_block: true, num_experts: 4, top_k_experts: 2,"
+         " moe_intermediate_size: 16}, vision_config: {hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1,"
+         " num_attention_heads: 2, num_key_value_heads: 2, head_dim: 8, patch_size: 2, position_embedding_size: 10,"
+         " standardize: true, use_clipped_linears: true}}",
+         137526, {31525, 37701}},
+        // gemma4_text, dense, no k_eq_v, no layer_types: layer 0 sliding (1 % 6 != 0), the last layer forced full.
+        // Sliding: attention 12,288 + q/k norms 32 + MLP 3*64*128 = 24,576 + 4 norms 256 + layer_scalar 1 = 37,153.
+        // Full (head_dim 32, kv 2): q 8,192 + k 4,096 + v 4,096 + o 8,192 = 24,576 + 64 + 24,576 + 256 + 1 = 49,473.
+        // Untied: 37,153 + 49,473 + 64,000 + 64,000 + 64 = 214,690.
+        {"gemma4_text_default_layer_types",
+         "{model_type: gemma4_text, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,"
+         " num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, global_head_dim: 32, vocab_size: 1000,"
+         " hidden_size_per_layer_input: 0, tie_word_embeddings: false}",
+         214690, {37153, 49473}},
+        // gemma4_unified: sliding 37,153 (as above); full with k_eq_v and one KV head: q 8,192 + k 2,048 + o 8,192 =
+        // 18,432 + 64 + 24,576 + 256 + 1 = 43,329. Tied 64,000 + 64. Embedders: merged patch 2*2 = 4 -> 4*4*3 = 48
+        // pixels; LayerNorm 96 + Dense 48*64 + 64 = 3,136 + LayerNorm 128 + positions 10*2*64 = 1,280 + LayerNorm 128
+        // = 4,768; projections vision 64*64 = 4,096 + audio 8*64 = 512. Total 80,482 + 64,064 + 9,376 = 153,922.
+        {"gemma4_unified_embedders",
+         "{model_type: gemma4_unified, text_config: {hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,"
+         " num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, global_head_dim: 32,"
+         " num_global_key_value_heads: 1, attention_k_eq_v: true, layer_types: [sliding_attention, full_attention],"
+         " vocab_size: 1000}, vision_config: {patch_size: 2, pooling_kernel_size: 2, mm_embed_dim: 64,"
+         " mm_posemb_size: 10, output_proj_dims: 64}, audio_config: {audio_embed_dim: 8}}",
+         153922, {37153, 43329}},
+        // gemma4_unified_text: the same text model alone: 37,153 + 43,329 + 64,000 + 64 = 144,546.
+        {"gemma4_unified_text_k_eq_v",
+         "{model_type: gemma4_unified_text, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,"
+         " num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, global_head_dim: 32,"
+         " num_global_key_value_heads: 1, attention_k_eq_v: true, layer_types: [sliding_attention, full_attention],"
+         " vocab_size: 1000}",
+         144546, {37153, 43329}},
     };
 }
 

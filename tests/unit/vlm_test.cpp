@@ -132,6 +132,53 @@ TEST(VisionLanguage, VoxtralEncoderIsAnAudioEncoder) {
     EXPECT_EQ(m.vision_params, 3328 + 6144);
 }
 
+// Gemma 4 (hand counts in model_params_test.cpp): the on-device checkpoints' per-layer embeddings, KV-shared layers and
+// conformer audio tower are refused naming the field, Gemma 3n naming its model_type; the unified checkpoint's
+// embedders are its encoder (no blocks) and a k_eq_v full-attention layer is held as 2 x heads of global_head_dim / 2.
+constexpr const char* kGemma4Text = R"("hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "global_head_dim": 32, "vocab_size": 1000)";
+
+TEST(VisionLanguage, Gemma4RefusesWhatItCannotPlan) {
+    const std::string text = std::string("{\"model_type\": \"gemma4_text\", ") + kGemma4Text;
+    EXPECT_EQ(error_of(text + ", \"hidden_size_per_layer_input\": 0}"), "accepted");
+    const std::string ple = error_of(text + ", \"hidden_size_per_layer_input\": 256}");
+    EXPECT_EQ(ple.rfind("hidden_size_per_layer_input: ", 0), 0u) << ple;
+    EXPECT_NE(ple.find("per-layer embeddings"), std::string::npos) << ple;
+    EXPECT_EQ(error_of(text + ", \"hidden_size_per_layer_input\": null}"), "accepted");
+    EXPECT_EQ(error_of(text + "}").rfind("hidden_size_per_layer_input: ", 0), 0u) << error_of(text + "}");
+    const std::string shared = error_of(text + ", \"hidden_size_per_layer_input\": 0, \"num_kv_shared_layers\": 1}");
+    EXPECT_EQ(shared.rfind("num_kv_shared_layers: ", 0), 0u) << shared;
+    const std::string audio = error_of(std::string(R"({"model_type": "gemma4", "audio_config": {}, "text_config": {)") +
+                                       kGemma4Text + R"(, "hidden_size_per_layer_input": 0}})");
+    EXPECT_EQ(audio.rfind("audio_config: ", 0), 0u) << audio;
+    for (const char* type : {"gemma3n", "gemma3n_text"}) {
+        const std::string e = error_of(std::string("{\"model_type\": \"") + type + "\"}");
+        EXPECT_EQ(e.rfind("model_type: ", 0), 0u) << e;
+        EXPECT_NE(e.find("Gemma 3n"), std::string::npos) << e;
+        EXPECT_NE(e.find("AltUp"), std::string::npos) << e;
+    }
+}
+
+TEST(VisionLanguage, Gemma4UnifiedEmbeddersAreTheEncoder) {
+    const ModelSpec m = read_model(std::string(R"({"model_type": "gemma4_unified", "text_config": {)") + kGemma4Text +
+                                   R"(, "num_global_key_value_heads": 1, "attention_k_eq_v": true},
+        "vision_config": {"patch_size": 2, "pooling_kernel_size": 2, "mm_embed_dim": 64, "mm_posemb_size": 10,
+        "output_proj_dims": 64}, "audio_config": {"audio_embed_dim": 8}})");
+    EXPECT_EQ(m.encoder.modality, "vision");
+    EXPECT_EQ(m.encoder.kind, "gemma4_unified_embedder");
+    EXPECT_EQ(m.encoder.layers, 0);
+    EXPECT_EQ(m.encoder.params, 4768);             // LayerNorm 96 + Dense 3,136 + LayerNorm 128 + positions 1,280 + LN 128
+    EXPECT_EQ(m.encoder.projector_params, 4608);   // vision [64 -> 64] + audio [8 -> 64]
+    ASSERT_EQ(m.layers.size(), 2u);                // no layer_types: layer 0 sliding, the last forced full
+    EXPECT_EQ(m.layers[0].sliding_window, 1024);   // Gemma4UnifiedTextConfig's default window
+    EXPECT_EQ(m.layers[0].head_dim, 16);
+    EXPECT_EQ(m.layers[1].sliding_window, 0);
+    EXPECT_EQ(m.layers[1].heads, 8);               // q [64 -> 4 x 32] held as 8 heads of 16
+    EXPECT_EQ(m.layers[1].head_dim, 16);
+    EXPECT_EQ(m.layers[1].kv_heads, 1);            // k [64 -> 32] held as k + v of 16 each
+    EXPECT_EQ(m.layers[1].qk_norm_params, 64);     // q_norm and k_norm over global_head_dim 32
+}
+
 // The plan's note about an audio encoder speaks of audio clips, not images.
 TEST(VisionLanguage, AudioEncoderNoteSpeaksOfAudio) {
     Json doc = tiny_job_document();
