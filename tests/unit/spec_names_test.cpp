@@ -115,10 +115,11 @@ TEST(SpecNames, SuggestionsStayInFamilyAndSize) {
     EXPECT_NE(e13.find("(did you mean 'Qwen/Qwen2.5-14B'"), std::string::npos) << e13;
     EXPECT_EQ(e13.find("72B"), std::string::npos) << e13;
     // Org-less and family spellings users type.
-    // (llama-3-8b-gptq now names the catalog's TechxGenus/Meta-Llama-3-8B-Instruct-GPTQ: same words without the
-    // organisation and variant; an AWQ spelling has no entry and still leads to the base model.)
-    EXPECT_NE(error_of("llama-3-8b-awq").find("'meta-llama/Meta-Llama-3-8B'"), std::string::npos) << error_of("llama-3-8b-awq");
+    // (llama-3-8b-gptq and llama-3-8b-awq now name the catalog's TechxGenus/Meta-Llama-3-8B-Instruct-GPTQ / -AWQ: same
+    // words without the organisation and variant; a format with no entry still leads to the base model.)
+    EXPECT_NE(error_of("llama-3-8b-exl2").find("'meta-llama/Meta-Llama-3-8B'"), std::string::npos) << error_of("llama-3-8b-exl2");
     EXPECT_EQ(error_of("llama-3-8b-gptq"), "(resolved)");
+    EXPECT_EQ(error_of("llama-3-8b-awq"), "(resolved)");
     EXPECT_NE(error_of("mistral-7b").find("'mistralai/Mistral-7B-v0.1'"), std::string::npos) << error_of("mistral-7b");
     EXPECT_NE(error_of("gemma-3-12b-qat").find("'google/gemma-3-12b-pt'"), std::string::npos) << error_of("gemma-3-12b-qat");
     // Unsized names fall back to the closest id.
