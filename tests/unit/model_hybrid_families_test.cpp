@@ -10,23 +10,13 @@
 #include "model/ssm.hpp"
 #include "spec/document.hpp"
 #include "spec/hf_config.hpp"
+#include "hf_config_test_util.hpp"
 #include "timing/flops.hpp"
 
 namespace {
 
-ftb::ModelSpec read(const std::string& yaml) {
-    ftb::Json doc = ftb::parse_yaml_text(yaml, "inline");
-    return ftb::model_from_hf_config(ftb::Fields(doc, "inline", "model"), "tiny");
-}
-
-std::string error_of(const std::string& yaml) {
-    try {
-        read(yaml);
-    } catch (const ftb::InputError& e) {
-        return e.what();
-    }
-    return "";
-}
+using hf_config_test::error_of;
+using hf_config_test::read;
 
 const char* kMamba = "{model_type: mamba, hidden_size: 64, num_hidden_layers: 2, vocab_size: 1000}";
 

@@ -10,22 +10,12 @@
 #include "model/ssm.hpp"
 #include "spec/document.hpp"
 #include "spec/hf_config.hpp"
+#include "hf_config_test_util.hpp"
 
 namespace {
 
-ftb::ModelSpec read(const std::string& yaml) {
-    ftb::Json doc = ftb::parse_yaml_text(yaml, "inline");
-    return ftb::model_from_hf_config(ftb::Fields(doc, "inline", "model"), "tiny");
-}
-
-std::string error_of(const std::string& yaml) {
-    try {
-        read(yaml);
-    } catch (const ftb::InputError& e) {
-        return e.what();
-    }
-    return "";
-}
+using hf_config_test::error_of;
+using hf_config_test::read;
 
 // Key heads 2 of 8, value heads 4 of 16 (I = 64), kernel 4.
 const std::string kNext =

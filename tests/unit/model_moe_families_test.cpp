@@ -12,23 +12,13 @@
 #include "memory/training_setup.hpp"
 #include "spec/document.hpp"
 #include "spec/hf_config.hpp"
+#include "hf_config_test_util.hpp"
 #include "spec_test_util.hpp"
 
 namespace {
 
-ftb::ModelSpec read(const std::string& yaml) {
-    ftb::Json doc = ftb::parse_yaml_text(yaml, "inline");
-    return ftb::model_from_hf_config(ftb::Fields(doc, "inline", "model"), "tiny");
-}
-
-std::string error_of(const std::string& yaml) {
-    try {
-        read(yaml);
-    } catch (const ftb::InputError& e) {
-        return e.what();
-    }
-    return "";
-}
+using hf_config_test::error_of;
+using hf_config_test::read;
 
 const char* kGptOss =
     "{model_type: gpt_oss, hidden_size: 64, intermediate_size: 16, num_hidden_layers: 4, num_attention_heads: 4,"
