@@ -91,6 +91,10 @@ const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
     // Card: "7 billion parameters" = the blocks outside the tied 1,048,576,000-parameter embedding (6.98B).
     {"CohereForAI/c4ai-command-r7b-12-2024", {6.5e9 + 1048576000.0, 7.5e9 + 1048576000.0}},
     {"canopylabs/orpheus-3b-0.1-pretrained", {2.5e9, 3.5e9}},    // axolotl README: "a LLaMA 3.2 3b model"
+    // "Nemotron-Mini-4B-Instruct-f16.gguf 7.8GB" (GiB): 4.19B at 2 bytes a parameter; 32 query heads would be 8.2.
+    {"nvidia/Nemotron-Mini-4B-Instruct", {4.15e9, 4.25e9}},
+    // llama-bench "3.61 B" for its GGUF conversions (the tied Llama 3.2 3B prints 3.21 B).
+    {"deepcogito/cogito-v1-preview-llama-3B", {3.605e9, 3.615e9}},
     {"THUDM/GLM-4-32B-0414", {32.565e9, 32.575e9}},             // llama.cpp: model params = 32.57 B (GLM-Z1-32B-0414)
     {"tencent/Hunyuan-0.5B-Instruct", {0.535e9, 0.545e9}},       // survey table from its config.json / GGUF: 0.54B
     // Mistral: a 12B decoder (Mistral Nemo, exactly 12,247,782,400) + a 400M vision encoder.
