@@ -85,6 +85,10 @@ struct FrameworkProfile {
     // `output = self.output(h).float()`): the loss sees a 4-byte vocabulary row per token.
     bool output_upcast_fp32 = false;
     bool qlora_quantizes_lm_head = false;       // the 4-bit conversion also takes the output head
+    // QLoRA: a block that carries no adapter (train.blocks leaves it out) keeps its attention linears in the compute
+    // dtype and only its MLP quantised (torchtune lora_llama3_2_vision_decoder builds such a block's attention from
+    // plain nn.Linear and its MLP with llama3_mlp(quantize_base=True)); false: every block linear is quantised.
+    bool qlora_unadapted_attention_unquantised = false;
     // QLoRA on bitsandbytes prepared by PEFT's prepare_model_for_kbit_training (peft src/peft/utils/other.py: "cast
     // all non INT8 parameters to fp32", every fp16/bf16 parameter that is not a Params4bit): the embedding, the norms'
     // weights and an unquantised head are stored in fp32, so the embedding's output and every RMSNorm output

@@ -33,8 +33,13 @@ enum class OffloadTarget { none, cpu, nvme, checkpoints };
 
 // What trains of a multimodal checkpoint's encoder (ModelSpec::encoder) when the text model's weights train (method
 // full): all of it (transformers' default: every parameter requires grad), only the projector into the text model
-// (LLaMA-Factory freeze_vision_tower), or nothing (also freeze_multi_modal_projector). LoRA and freeze keep it frozen.
-enum class EncoderTraining { trained, projector, frozen };
+// (LLaMA-Factory freeze_vision_tower), or nothing (also freeze_multi_modal_projector). LoRA and freeze keep it frozen,
+// unless `adapters`: with lora / qlora, LoRA adapters on the tower's block linears (the text targets' names) train.
+enum class EncoderTraining { trained, projector, frozen, adapters };
+// Which of the text model's blocks train (their weights under full, their adapters under lora / qlora): all of them,
+// or only the blocks that attend to the encoder (LayerSpec::attends_encoder), with the other blocks, the embedding,
+// the final norm and the head frozen (torchtune's Llama 3.2 Vision with decoder_trainable frozen, fusion trained).
+enum class TrainedBlocks { all, cross_attention };
 
 struct LoraConfig {
     int64_t rank = 16;
@@ -71,6 +76,7 @@ struct TrainSpec {
     QloraConfig qlora;
     int64_t freeze_trainable_layers = 2;
     EncoderTraining encoder = EncoderTraining::trained;
+    TrainedBlocks blocks = TrainedBlocks::all;
     Precision precision = Precision::bf16;
     WeightsMode weights = WeightsMode::mixed;
     Optimizer optimizer = Optimizer::adamw;
@@ -171,6 +177,7 @@ struct JobSpec {
 
 const char* to_string(Method);
 const char* to_string(EncoderTraining);
+const char* to_string(TrainedBlocks);
 const char* to_string(Precision);
 const char* to_string(Optimizer);
 const char* to_string(OptimizerImpl);

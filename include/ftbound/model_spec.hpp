@@ -60,6 +60,9 @@ struct LayerSpec {
     bool router_bias = false;          // a per-expert bias on the router (DeepSeek-V3's e_score_correction_bias)
     // Encoder-decoder
     bool cross_attention = false;      // decoder block of T5: extra attention over encoder states
+    // A block whose attention reads the encoder's states instead of the text (mllama's cross-attention layers, which
+    // torchtune calls fusion layers): train.blocks: cross_attention trains these alone.
+    bool attends_encoder = false;
     bool is_encoder = false;
     int64_t relative_attention_params = 0;   // T5's relative position bias table, held by the first block of a stack
     // Multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank > 0. q and k have head_dim = qk_nope + qk_rope
@@ -127,6 +130,9 @@ struct EncoderSpec {
     int64_t projector_params = 0;      // the projector (and merger) into the text model, exact
     int64_t layers = 0;                // its blocks
     int64_t hidden = 0;                // its width
+    // Its blocks' MLP width where every block is q, k, v, o of hidden x hidden and a two-matrix MLP hidden ->
+    // intermediate -> hidden (CLIP-style; the layout train.encoder: adapters counts LoRA on); 0: not described.
+    int64_t intermediate = 0;
     bool present() const { return !modality.empty(); }
 };
 

@@ -125,31 +125,80 @@ void assume_untruncated_seq_len(Mapper& m) {
                  "longer batch: --set train.seq_len=N for the data set's longest");
 }
 
-// torchtune's Llama 3.2 Vision builders (torchtune/models/llama3_2_vision/_model_builders.py) train three parts apart:
-// the encoder (CLIP tiles), the fusion parameters (the projection head's 8 transformer layers and projection, and the
-// decoder's cross-attention layers: DeepFusionModel, modules/model_fusion/_deep_fusion.py) and the decoder's other
-// layers; defaults decoder False, encoder True, fusion True (llama3_2_vision_11b), and "frozen", "lora", "lora" in the
-// lora_ builders. ftbound plans the text model's blocks as one (full, adapters or the last N) with the vision encoder
-// trained, projector-only or frozen: only every part fully trained maps onto that.
-void check_vision_trainables(Mapper& m, const std::string& comp) {
+// torchtune's Llama 3.2 Vision builders (torchtune/models/llama3_2_vision/_model_builders.py at bd2a0fc7) train three
+// parts apart (DeepFusionModel, modules/model_fusion/_deep_fusion.py l.82-95):
+// - encoder: every encoder.* parameter, the CLIP tiles' encoder and its projection head;
+// - fusion (get_fusion_params, _fusion_utils.py): FusionLayer.fusion_layer, the decoder's cross-attention layers
+//   (_fusion_layers.py l.138-143), FusionEmbedding.fusion_embedding, the 8 image-token rows (l.236-240), and the
+//   projection head, registered by register_fusion_module (llama3_2_vision/_encoder.py l.97): its 8 gated layers (HF
+//   vision_model.global_transformer) and output Linear (HF multi_modal_projector); fusion removes them when frozen;
+// - decoder: the self-attention layers, token embedding, final norm and output head.
+// The full builders take booleans (defaults decoder False, encoder True, fusion True); the lora_ builders "full",
+// "lora" or "frozen" (defaults "frozen", "lora", "lora"), "full" refused by their own assert ("We've temporarily
+// removed support for mixed LoRA + Full Finetuning"). lora_llama3_2_vision_decoder puts adapters on the self-attention
+// layers only if decoder_lora and on the cross-attention layers only if fusion_lora (_component_builders.py l.545,
+// l.599); lora_llama3_2_vision_encoder on CLIP if encoder_lora, on the projection head's layers if fusion_lora (l.430,
+// l.443); the LoRA recipes then train the adapters alone (lora_finetune_distributed.py l.523 set_trainable_params(model,
+// get_adapter_params(model))). ftbound's parts: train.blocks (all or the cross-attention blocks) and train.encoder (the
+// tower with its global layers, and the projector): the combinations below map; the rest fail naming the field.
+std::string vision_part(Mapper& m, const char* key, bool lora_builder) {
+    const Json* v = m.take(std::string("model.") + key);
+    const char* builder_default = lora_builder ? (std::string(key) == "decoder_trainable" ? "frozen" : "lora")
+                                               : (std::string(key) == "decoder_trainable" ? "false" : "true");
+    std::string s = v ? show_value(*v) : builder_default;
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (lora_builder && s != "lora" && s != "frozen")
+        m.fail(std::string("model.") + key, "'" + s + "': the lora_ builders take lora or frozen (\"full\" fails their "
+                                            "assert: use llama3_2_vision_11b / _90b for full training)");
+    if (!lora_builder && s != "true" && s != "false")
+        m.fail(std::string("model.") + key, "'" + s + "': the full builders take True or False");
+    return s == "true" ? "trained" : s == "false" ? "frozen" : s;
+}
+
+// image_size sizes CLIP's positional tables (clip_vision_encoder tile_size): the catalog checkpoint's is 560.
+void check_image_size(Mapper& m, const std::string& key) {
+    const Json* v = m.take(key);
+    if (!v) return;
+    if (!v->is_number_integer() || v->get<int64_t>() != 560)
+        m.fail(key, show_value(*v) + ": the catalog's Llama 3.2 Vision checkpoints have image_size 560 (their tile "
+                                     "positional tables are sized for it); give 560");
+}
+
+void map_vision_parts(Mapper& m, const std::string& comp) {
     if (comp.find("llama3_2_vision") == std::string::npos) return;
     const bool lora = comp.find(".lora_") != std::string::npos || comp.find(".qlora_") != std::string::npos;
-    auto part = [&](const char* key, const char* full_default, const char* lora_default) {
-        const Json* v = m.take(std::string("model.") + key);
-        std::string s = v ? show_value(*v) : (lora ? lora_default : full_default);
-        std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-        return s == "true" ? std::string("full") : s == "false" ? std::string("frozen") : s;
-    };
-    const std::string decoder = part("decoder_trainable", "False", "frozen");
-    const std::string encoder = part("encoder_trainable", "True", "lora");
-    const std::string fusion = part("fusion_trainable", "True", "lora");
-    if (decoder == "full" && encoder == "full" && fusion == "full") return;
-    m.fail("model.decoder_trainable", "decoder " + decoder + ", encoder " + encoder + ", fusion " + fusion +
-                                          " (torchtune's Llama 3.2 Vision parts: decoder layers, CLIP encoder, and the "
-                                          "fusion layers = projection head + cross-attention layers): ftbound plans "
-                                          "the text model's blocks as one, with the vision encoder trained, projector-"
-                                          "only or frozen, so only decoder, encoder and fusion all fully trained maps "
-                                          "onto a plan");
+    const std::string decoder = vision_part(m, "decoder_trainable", lora);
+    const std::string encoder = vision_part(m, "encoder_trainable", lora);
+    const std::string fusion = vision_part(m, "fusion_trainable", lora);
+    check_image_size(m, "model.image_size");
+    check_image_size(m, "tokenizer.image_size");
+    const std::string parts = "decoder " + decoder + ", encoder " + encoder + ", fusion " + fusion;
+    const std::string on = lora ? "lora" : "trained";
+    // The cross-attention layers are fusion parameters: a trained decoder beside a frozen fusion leaves them alone
+    // frozen, and a frozen fusion beside a trained encoder trains CLIP without its projection head's global layers.
+    if (fusion != on)
+        m.fail("model.fusion_trainable", parts + ": ftbound trains the cross-attention blocks and the vision tower's "
+                                                 "global layers with the rest of their part; give fusion_trainable " +
+                                                 (lora ? std::string("lora") : std::string("True")));
+    if (encoder != on)
+        m.fail("model.encoder_trainable", parts + ": the projection head's global layers would train without the CLIP "
+                                                  "layers below them, a split ftbound's vision tower does not have; "
+                                                  "give encoder_trainable " + (lora ? std::string("lora") : std::string("True")));
+    const bool decoder_trains = decoder == on;
+    m.set("train.blocks", decoder_trains ? "all" : "cross_attention",
+          "model.decoder_trainable: " + decoder + ", fusion_trainable: " + fusion +
+              (decoder_trains ? " (every text block trains)" : " (only the cross-attention blocks, torchtune's fusion layers)"));
+    m.set("train.encoder", lora ? "adapters" : "trained",
+          "model.encoder_trainable: " + encoder + ", fusion_trainable: " + fusion +
+              (lora ? " (LoRA on CLIP's and the projection head's layers; the projector frozen)" : " (CLIP and the projection head)"));
+    // lora_llama3_2_vision_projection_head(apply_lora_to_output=...) adapts the projector's output Linear too.
+    if (lora && flag(m, "model.apply_lora_to_output"))
+        m.fail("model.apply_lora_to_output", "True: it also puts an adapter on the vision projection head's output "
+                                              "Linear (lora_llama3_2_vision_encoder l.443), which ftbound does not "
+                                              "plan; give False");
+    m.note("Llama 3.2 Vision: the vision transform cuts an image into at most max_num_tiles 4 tiles of image_size 560 "
+           "(llama3_2_vision_transform), 4 x ((560 / 14)^2 + 1) = 6404 encoder tokens per image; the encoder's compute "
+           "per image is not in the step time (see the accuracy notes)");
 }
 
 }  // namespace
@@ -159,7 +208,7 @@ void read_torchtune(Mapper& m, const ImportOptions& o) {
     const std::string comp = component(m, "model");
     if (comp.empty()) m.fail("model._component_", "missing: a recipe without one trained model (PPO's policy_model and "
                                                    "reward_model) is not supported: ftbound plans one trained model");
-    check_vision_trainables(m, comp);
+    map_vision_parts(m, comp);
     // The model: the checkpoint folder's name is the HF id's name (tune download saves to /tmp/<name>).
     std::string dir;
     if (const Json* d = m.take("checkpointer.checkpoint_dir"); d && d->is_string()) {
@@ -181,7 +230,8 @@ void read_torchtune(Mapper& m, const ImportOptions& o) {
     const int64_t seq = whole(m, "tokenizer.max_seq_len");
     if (seq) m.set("train.seq_len", seq, "tokenizer.max_seq_len: " + std::to_string(seq));
     else if (!o.user_sets("train.seq_len")) assume_untruncated_seq_len(m);
-    const bool packed = flag(m, "dataset.packed");
+    // The multi-dataset dev recipe sets packing on its dataloader (recipes/configs/dev/11B_lora_multi_dataset.yaml).
+    const bool packed = flag(m, "dataset.packed") || flag(m, "dataloader.packed");
     m.set("train.packing", packed, packed ? "dataset.packed: true" : "dataset.packed: false (padded per batch)");
     if (const int64_t b = whole(m, "batch_size")) m.set("train.micro_batch", b, "batch_size: " + std::to_string(b));
     if (const int64_t ga = whole(m, "gradient_accumulation_steps"))

@@ -71,8 +71,8 @@ double edge_activations(const Job& job, const TrainingSetup& set, const StageSpl
     const ModelSpec& m = job.model;
     double bytes = 0;
     if (sp.has_head) {
-        bytes += norm_saved_per_token(m, job, set, set.full) * tokens / sp_div;
-        if (set.full || set.lora_on_head) bytes += set.bytes.matmul_in * double(m.hidden) * tokens / sp_div;
+        bytes += norm_saved_per_token(m, job, set, set.head_trains()) * tokens / sp_div;
+        if (set.head_trains() || set.lora_on_head) bytes += set.bytes.matmul_in * double(m.hidden) * tokens / sp_div;
         if (m.encoder_decoder) bytes += set.bytes.act * double(m.hidden) * tokens;   // encoder output for cross-attention
     }
     if (sp.has_embedding && m.hidden_dropout > 0) bytes += double(m.hidden) * tokens;
@@ -147,9 +147,10 @@ StageActivations stage_activations(const Job& job, const TrainingSetup& set, con
     out.per_block.reserve(size_t(sp.blocks()));
     for (int64_t li = sp.first; li < sp.last; ++li) {
         const LayerSpec& l = m.layers[size_t(li)];
-        const bool trains = set.full && li >= set.first_trainable_layer;
-        const bool needs_grad = set.adapters || li >= set.first_trainable_layer;
-        const LayerActivation a = layer_activation(l, m, job, set, trains, needs_grad, set.seq_len);
+        TrainingSetup scratch;
+        const LayerActivation a = layer_activation(l, m, job, block_setup(set, li, scratch), set.block_trains(li),
+                                                   set.block_needs_grad(li), set.seq_len);
+        const bool needs_grad = set.block_needs_grad(li);
         if (li == sp.first) out.first_block_per_token = a.per_token;
         const double tp_part = a.tp_sharded_per_token / tp;
         const double rep_part = (a.per_token.total() - a.tp_sharded_per_token) / sp_div;

@@ -21,9 +21,15 @@ StageSplit stage_split(int64_t layers, int64_t pp, int64_t stage, bool edges_as_
 namespace {
 
 // One block's parameters into `p`: trainable, frozen or quantised, plus adapters and Adafactor's factored state.
-void add_block(const Job& job, const TrainingSetup& set, const LayerSpec& l, bool trains, double tp, double ep,
-               StageParams& p) {
+void add_block(const Job& job, const TrainingSetup& all, int64_t li, double tp, double ep, StageParams& p) {
+    TrainingSetup scratch;
+    const TrainingSetup& set = block_setup(all, li, scratch);
+    const LayerSpec& l = job.model.layers[size_t(li)];
+    const bool trains = all.block_trains(li);
     const bool qlora = job.spec.train.method == Method::qlora;
+    // A block left without adapters may keep its attention unquantised (FrameworkProfile
+    // qlora_unadapted_attention_unquantised): its attention then counts as frozen, its MLP as quantised.
+    const bool attention_plain = qlora && set.unadapted_block && job.framework.qlora_unadapted_attention_unquantised;
     // A state-space mixer's linears count with attention's (quantised alike); its convolution, A, D, step-size bias
     // and norms with the small tensors.
     const double attn = double(l.attention_params() + l.ssm_linear_params()) / tp;
@@ -38,11 +44,11 @@ void add_block(const Job& job, const TrainingSetup& set, const LayerSpec& l, boo
                                 (l.ssm_params() - l.ssm_linear_params()));
     const double layer = attn + ffn + norms;
     p.blocks += layer;
-    if (layer > p.largest_layer) p.largest_layer_quantised = qlora && !trains ? attn + ffn : 0;
+    if (layer > p.largest_layer) p.largest_layer_quantised = qlora && !trains ? (attention_plain ? 0 : attn) + ffn : 0;
     p.largest_layer = std::max(p.largest_layer, layer);
     if (qlora && !trains)
         p.largest_quantised = std::max({p.largest_quantised, double(l.hidden) * double(l.ffn_intermediate) / tp,
-                                        double(l.hidden) * double(l.q_dim()) / tp,
+                                        attention_plain ? 0.0 : double(l.hidden) * double(l.q_dim()) / tp,
                                         double(l.hidden) * double(l.ssm_in_width()) / tp});
     if (trains) {
         p.trainable += layer;
@@ -51,8 +57,8 @@ void add_block(const Job& job, const TrainingSetup& set, const LayerSpec& l, boo
                                                l.ssm_in_width()}));
         p.largest_trainable_matrix = std::max(p.largest_trainable_matrix, double(l.hidden) * widest / tp);
     } else if (qlora) {
-        p.quantised += attn + ffn;
-        p.frozen += norms;
+        p.quantised += (attention_plain ? 0 : attn) + ffn;
+        p.frozen += norms + (attention_plain ? attn : 0);
     } else {
         p.frozen += layer;
     }
@@ -65,12 +71,33 @@ void add_block(const Job& job, const TrainingSetup& set, const LayerSpec& l, boo
     }
 }
 
+// LoRA on an encoder's tower (train.encoder: adapters): every block's q, k, v, o (hidden x hidden) and fc1, fc2
+// (hidden x intermediate) that the text targets name carry adapters (up_proj / fc1 names fc1, down_proj / fc2 fc2,
+// as lora_target_bits maps them); under qlora those block linears are quantised like the text blocks' (torchtune
+// lora_clip_attention and clip_mlp with quantize_base), the rest of the tower and the projector stay frozen.
+void add_encoder_adapters(const Job& job, const TrainingSetup& set, StageParams& p) {
+    const EncoderSpec& e = job.model.encoder;
+    const double h = double(e.hidden), i = double(e.intermediate), r = double(job.spec.train.lora.rank);
+    const uint32_t mask = set.lora_mask;
+    double per_block = 0;
+    for (const uint32_t bit : {kQ, kK, kV, kO})
+        if (mask & bit) per_block += r * (h + h);
+    if (mask & kUp) per_block += r * (h + i);
+    if (mask & kDown) per_block += r * (i + h);
+    p.trainable += double(e.layers) * per_block;
+    const double linears = job.spec.train.method == Method::qlora ? double(e.layers) * (4 * h * h + 2 * h * i) : 0;
+    p.quantised += linears;
+    p.frozen += double(job.model.vision_params) - linears;
+}
+
 // A multimodal checkpoint's encoder and projector, held by the first stage beside the embedding: they train with the
-// text model's weights (method full) unless train.encoder freezes the tower or both (LoRA and freeze keep them frozen).
+// text model's weights (method full, or its cross-attention blocks under train.blocks) unless train.encoder freezes
+// the tower or both (freeze, and LoRA without train.encoder: adapters, keep them frozen).
 void add_encoder(const Job& job, const TrainingSetup& set, StageParams& p) {
     const EncoderSpec& e = job.model.encoder;
+    if (set.adapters && job.spec.train.encoder == EncoderTraining::adapters) return add_encoder_adapters(job, set, p);
     const double tower = double(job.model.vision_params - e.projector_params), projector = double(e.projector_params);
-    const bool text_trains = set.full && set.first_trainable_layer == 0;
+    const bool text_trains = set.full && (set.first_trainable_layer == 0 || set.blocks_limited());
     const EncoderTraining what = job.spec.train.encoder;
     const bool tower_trains = text_trains && what == EncoderTraining::trained;
     const bool projector_trains = text_trains && what != EncoderTraining::frozen;
@@ -83,7 +110,7 @@ void add_embedding_and_head(const Job& job, const TrainingSetup& set, const Stag
     const ModelSpec& m = job.model;
     const bool qlora = job.spec.train.method == Method::qlora;
     const double vocab_shard = double(m.vocab) * double(m.hidden) / tp;
-    const bool head_trains = set.full;   // freeze trains the head with the last blocks; LoRA keeps it frozen
+    const bool head_trains = set.head_trains();   // freeze trains the head with the last blocks; LoRA keeps it frozen
     auto add_matrix = [&](double n, bool trains) {
         if (trains) {
             p.trainable += n;
@@ -96,11 +123,18 @@ void add_embedding_and_head(const Job& job, const TrainingSetup& set, const Stag
     if (sp.has_embedding) {
         const double emb = vocab_shard + double(m.position_embedding_params) + double(m.embedding_norm_params) +
                            double(m.extra_params);
-        if (set.full && set.first_trainable_layer == 0) {
+        if (set.embedding_trains()) {
             p.trainable += emb;
             p.largest_trainable_matrix = std::max(p.largest_trainable_matrix, vocab_shard);
+        } else if (set.full && set.blocks_limited()) {
+            // mllama's extra parameters, the 8 image-token embedding rows and the cross-attention gates (read_mllama),
+            // train with the cross-attention blocks: torchtune's fusion parameters (FusionEmbedding.fusion_params,
+            // torchtune/modules/model_fusion/_fusion_layers.py l.236-240).
+            p.trainable += double(m.extra_params);
+            p.frozen += emb - double(m.extra_params);
+        } else {
+            p.frozen += emb;
         }
-        else p.frozen += emb;
         add_encoder(job, set, p);
     }
     if (!sp.has_head) return;
@@ -136,7 +170,7 @@ StageParams stage_params(const Job& job, const TrainingSetup& set, const StageSp
     const double tp = unsharded ? 1.0 : double(par.tp), ep = unsharded ? 1.0 : double(par.ep);
     StageParams p;
     for (int64_t li = sp.first; li < sp.last; ++li)
-        add_block(job, set, job.model.layers[size_t(li)], set.full && li >= set.first_trainable_layer, tp, ep, p);
+        add_block(job, set, li, tp, ep, p);
     add_embedding_and_head(job, set, sp, tp, p);
     return p;
 }

@@ -1,5 +1,6 @@
 #include "memory/training_setup.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace ftb {
@@ -136,12 +137,27 @@ void set_precision_bytes(const TrainSpec& t, TrainingSetup& s) {
     s.bytes.weight_compute = fp8 ? (t.fp8_weights ? 1 : 2) : compute;
 }
 
+// train.blocks: cross_attention: only the blocks that attend to the encoder train; no block below the first of them
+// needs a backward pass (the text blocks before it do not see the encoder; check_job ensures there is one).
+void limit_blocks(const Job& job, TrainingSetup& s) {
+    if (job.spec.train.blocks != TrainedBlocks::cross_attention) return;
+    const auto& layers = job.model.layers;
+    s.block_outside.resize(layers.size());
+    int64_t first = static_cast<int64_t>(layers.size());
+    for (size_t i = 0; i < layers.size(); ++i) {
+        s.block_outside[i] = !layers[i].attends_encoder;
+        if (layers[i].attends_encoder) first = std::min(first, static_cast<int64_t>(i));
+    }
+    s.first_trainable_layer = std::max(s.first_trainable_layer, first);
+}
+
 void set_adapters(const Job& job, TrainingSetup& s) {
     const TrainSpec& t = job.spec.train;
     s.full = t.method == Method::full || t.method == Method::freeze;
     s.adapters = t.method == Method::lora || t.method == Method::qlora;
     if (t.method == Method::freeze)
         s.first_trainable_layer = static_cast<int64_t>(job.model.num_layers()) - t.freeze_trainable_layers;
+    limit_blocks(job, s);
     if (!s.adapters) return;
     // PEFT's all-linear takes every nn.Linear but the output head: a state-space mixer's too.
     if (t.lora.all_linear) s.lora_mask = kAllLinears | kSsmLinears;
@@ -266,6 +282,14 @@ TrainingSetup derive_setup(const Job& job) {
     s.fused_qkv = fw.fused_qkv || a == "gpt2" || a == "gpt_neox" || a == "mpt" || a == "falcon" || a == "bloom" ||
                   a == "phi3";
     return s;
+}
+
+const TrainingSetup& block_setup(const TrainingSetup& set, int64_t li, TrainingSetup& scratch) {
+    if (!set.outside(li) || !set.adapters) return set;
+    scratch = set;
+    scratch.lora_mask = 0;
+    scratch.unadapted_block = true;
+    return scratch;
 }
 
 }  // namespace ftb

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ftbound/job.hpp"
 
@@ -58,7 +59,23 @@ struct TrainingSetup {
     int64_t tokens_per_micro_batch = 0;   // per GPU (b * seq_len / cp)
     int64_t dp_shard = 1;              // ZeRO/FSDP sharding degree
     bool fused_qkv = false;            // one q/k/v projection: the family's module layout or the framework's
+    // train.blocks: cross_attention: per block, true where it lies outside the trained part (no trainable weights, no
+    // adapters); empty when every block is in it. The embedding, final norm and head are then outside too.
+    std::vector<bool> block_outside;
+    bool unadapted_block = false;      // block_setup's copy for one block outside the trained part
+    bool blocks_limited() const { return !block_outside.empty(); }
+    bool outside(int64_t li) const { return blocks_limited() && block_outside.at(size_t(li)); }
+    // The block's weights train (full / freeze from first_trainable_layer on, within the trained part).
+    bool block_trains(int64_t li) const { return full && li >= first_trainable_layer && !outside(li); }
+    // Backward runs through the block (for its own weights or for a trained block below it).
+    bool block_needs_grad(int64_t li) const { return li >= first_trainable_layer; }
+    // The final norm and output head train under full and freeze (with the last blocks), the embedding under full.
+    bool head_trains() const { return full && !blocks_limited(); }
+    bool embedding_trains() const { return full && first_trainable_layer == 0 && !blocks_limited(); }
 };
+
+// The setup one block sees: outside the trained part its linears carry no adapters (a copy in `scratch`), else `set`.
+const TrainingSetup& block_setup(const TrainingSetup& set, int64_t li, TrainingSetup& scratch);
 
 TrainingSetup derive_setup(const Job& job);
 

@@ -98,7 +98,9 @@ std::string encoder_note(const Job& job) {
     const EncoderSpec& e = job.model.encoder;
     const TrainSpec& t = job.spec.train;
     const bool text_trains = t.method == Method::full;
-    const std::string trains = !text_trains ? "frozen (only the text model's " +
+    const bool tower_adapters = (t.method == Method::lora || t.method == Method::qlora) && t.encoder == EncoderTraining::adapters;
+    const std::string trains = tower_adapters ? "frozen with LoRA adapters on its blocks (train.encoder: adapters)"
+                               : !text_trains ? "frozen (only the text model's " +
                                                   std::string(t.method == Method::freeze ? "last blocks" : "adapters") + " train)"
                                : t.encoder == EncoderTraining::trained   ? "trained with the text model (train.encoder: trained)"
                                : t.encoder == EncoderTraining::projector ? "frozen but its projector trains (train.encoder: projector)"
@@ -109,7 +111,9 @@ std::string encoder_note(const Job& job) {
                        "activation peak (the job does not say how many {} a sequence carries); the "
                        "text model is planned on seq_len tokens, {} tokens included",
                        e.modality, e.kind, e.layers, double(e.params) / 1e6, double(e.projector_params) / 1e6, trains,
-                       text_trains && t.encoder != EncoderTraining::frozen ? ", gradients and optimizer state" : "",
+                       (text_trains && t.encoder != EncoderTraining::frozen) || tower_adapters
+                           ? ", gradients and optimizer state"
+                           : "",
                        audio ? "audio clip" : "image", audio ? "audio clips" : "images", audio ? "audio" : "image") +
            // MllamaCrossAttentionDecoderLayer: keys and values come from the image states, not the text tokens.
            (e.kind == "mllama" ? "; its cross-attention blocks are costed as self-attention over the text tokens (their "

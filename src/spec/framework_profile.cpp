@@ -29,7 +29,7 @@ void read_defaults(const Fields& d, FrameworkProfile& p) {
 void read_memory(const Fields& m, FrameworkProfile& p) {
     m.reject_unknown({"mixed_style", "mixed_grad_bytes", "mixed_state_bytes", "mixed_master_bytes", "ddp_gradient_buckets", "fused_qkv",
                       "fused_norm", "zero3_live_layers", "zero_bucket_elements", "allocator_overhead_fraction",
-                      "nccl_buffer_bytes", "cross_entropy_live_copies", "qlora_quantizes_lm_head", "kbit_training_upcasts_fp32",
+                      "nccl_buffer_bytes", "cross_entropy_live_copies", "qlora_quantizes_lm_head", "qlora_unadapted_attention_unquantised", "kbit_training_upcasts_fp32",
                       "fsdp_unit_mixes_frozen", "fsdp_no_sync_accumulation", "fsdp1_flat_gradients", "fsdp2_holds_reduce_scatter_input", "zero2_shards_params", "zero3_max_reuse_elements", "quantized_linear_saves_input",
                       "selective_recompute", "chunked_loss_output_chunks", "logits_freed_after_loss", "output_upcast_fp32",
                       "rmsnorm_upcast", "fused_swiglu", "qkv_split_views", "lora_qkv_zero_pad", "zero_contiguous_gradients",
@@ -61,6 +61,8 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
     p.logits_freed_after_loss = m.get_bool("logits_freed_after_loss").value_or(p.logits_freed_after_loss);
     p.output_upcast_fp32 = m.get_bool("output_upcast_fp32").value_or(p.output_upcast_fp32);
     p.qlora_quantizes_lm_head = m.get_bool("qlora_quantizes_lm_head").value_or(p.qlora_quantizes_lm_head);
+    p.qlora_unadapted_attention_unquantised =
+        m.get_bool("qlora_unadapted_attention_unquantised").value_or(p.qlora_unadapted_attention_unquantised);
     p.kbit_training_upcasts_fp32 = m.get_bool("kbit_training_upcasts_fp32").value_or(p.kbit_training_upcasts_fp32);
     p.fsdp_unit_mixes_frozen = m.get_bool("fsdp_unit_mixes_frozen").value_or(p.fsdp_unit_mixes_frozen);
     p.fsdp_no_sync_accumulation = m.get_bool("fsdp_no_sync_accumulation").value_or(p.fsdp_no_sync_accumulation);

@@ -258,7 +258,9 @@ EncoderSpec mllama_vision(const Fields& v, int64_t text_hidden) {
     const int64_t positions = 1 + patches * h + ratio_rows * tiles * patches * h + 2 * (ratio_rows * tiles * h + 1);
     const int64_t p = channels * patch * patch * h + h + positions + 2 * 2 * h + (local + global) * b.params() + 2 * global;
     // multi_modal_projector: Linear(vision_output_dim, text hidden) with bias.
-    return vision("mllama", p, linear(need_int(v, {"vision_output_dim"}), text_hidden, true), local + global, h);
+    EncoderSpec e = vision("mllama", p, linear(need_int(v, {"vision_output_dim"}), text_hidden, true), local + global, h);
+    e.intermediate = b.ffn;   // every block (local and global) is q/k/v/o of h x h and fc1, fc2: LoRA's layout
+    return e;
 }
 
 // mllama (MllamaForConditionalGeneration): the text model is Llama 3.1's blocks with cross-attention blocks at
@@ -281,6 +283,7 @@ ModelSpec read_mllama(const Fields& f) {
             text.fail("cross_attention_layers", "layer " + std::to_string(i) + " is not one of the " +
                                                     std::to_string(m.layers.size()) + " layers");
         LayerSpec& l = m.layers[size_t(i)];
+        l.attends_encoder = true;
         l.qk_norm = true;
         l.qk_norm_params = 2 * l.head_dim;
     }

@@ -38,7 +38,10 @@ E choose(const Fields& f, const std::string& key, const std::vector<std::pair<st
 const std::vector<std::pair<std::string, Method>> kMethods = {
     {"full", Method::full}, {"lora", Method::lora}, {"qlora", Method::qlora}, {"freeze", Method::freeze}};
 const std::vector<std::pair<std::string, EncoderTraining>> kEncoderTraining = {
-    {"trained", EncoderTraining::trained}, {"projector", EncoderTraining::projector}, {"frozen", EncoderTraining::frozen}};
+    {"trained", EncoderTraining::trained}, {"projector", EncoderTraining::projector}, {"frozen", EncoderTraining::frozen},
+    {"adapters", EncoderTraining::adapters}};
+const std::vector<std::pair<std::string, TrainedBlocks>> kTrainedBlocks = {
+    {"all", TrainedBlocks::all}, {"cross_attention", TrainedBlocks::cross_attention}};
 const std::vector<std::pair<std::string, Precision>> kPrecisions = {{"fp32", Precision::fp32},
                                                                     {"tf32", Precision::tf32},
                                                                     {"fp16", Precision::fp16},
@@ -126,6 +129,7 @@ void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
     tr.loss = choose(t, "loss", kLoss, fw.default_loss);
     tr.compile = t.get_bool("compile").value_or(false);
     tr.encoder = choose(t, "encoder", kEncoderTraining, "trained");
+    tr.blocks = choose(t, "blocks", kTrainedBlocks, "all");
 
     tr.lora.dropout = fw.default_lora_dropout;
     set_lora_targets(tr.lora, fw.default_lora_targets);
@@ -508,6 +512,36 @@ void check_lora_targets(const JobSpec& j) {
         }
 }
 
+// train.blocks and train.encoder: adapters need the model parts they name.
+void check_trained_parts(const Job& job) {
+    const TrainSpec& t = job.spec.train;
+    const ModelSpec& m = job.model;
+    const std::string& file = job.spec.file;
+    const bool adapters = t.method == Method::lora || t.method == Method::qlora;
+    if (t.blocks == TrainedBlocks::cross_attention) {
+        if (std::none_of(m.layers.begin(), m.layers.end(), [](const LayerSpec& l) { return l.attends_encoder; }))
+            throw InputError(file, "train.blocks", "cross_attention: " + m.name + " has no blocks that attend to an "
+                                                   "encoder (mllama's cross-attention layers); use all");
+        if (t.method == Method::freeze)
+            throw InputError(file, "train.blocks", "cross_attention with method freeze: choose one (freeze trains the "
+                                                   "last blocks)");
+        // The CPU heap replay (cpu_step_heap) trains every parameter or none of a block's weights: no per-block split.
+        if (job.system.cpu_only)
+            throw InputError(file, "train.blocks", "cross_attention is not modelled on a CPU server; use all");
+        if (adapters && std::find(t.lora.targets.begin(), t.lora.targets.end(), "lm_head") != t.lora.targets.end())
+            throw InputError(file, "train.lora.targets", "lm_head with train.blocks: cross_attention: the head is "
+                                                         "outside the trained blocks and keeps no adapter");
+    }
+    if (t.encoder != EncoderTraining::adapters) return;
+    if (!adapters)
+        throw InputError(file, "train.encoder", std::string("adapters needs method lora or qlora, not ") + to_string(t.method));
+    if (!m.encoder.present())
+        throw InputError(file, "train.encoder", "adapters: " + m.name + " has no vision or audio encoder");
+    if (m.encoder.intermediate <= 0)
+        throw InputError(file, "train.encoder", "adapters: the block layout of " + m.name + "'s " + m.encoder.kind +
+                                                    " encoder is not described; use trained, projector or frozen");
+}
+
 void check_train(const Job& job) {
     const JobSpec& j = job.spec;
     const ParallelSpec& p = j.parallel;
@@ -518,6 +552,7 @@ void check_train(const Job& job) {
                          std::to_string(j.train.global_batch) + " is not a multiple of micro_batch*dp = " +
                              std::to_string(j.train.micro_batch * p.dp));
     if (j.train.method == Method::lora || j.train.method == Method::qlora) check_lora_targets(j);
+    check_trained_parts(job);
     if (j.train.method == Method::freeze && j.train.freeze_trainable_layers > static_cast<int64_t>(m.num_layers()))
         throw InputError(file, "train.freeze.trainable_layers", "more than the model's " +
                                                                     std::to_string(m.num_layers()) + " layers");
@@ -562,8 +597,12 @@ void check_job(const Job& job) {
 
 const char* to_string(Method v) { return v == Method::full ? "full" : v == Method::lora ? "lora" : v == Method::qlora ? "qlora" : "freeze"; }
 const char* to_string(EncoderTraining v) {
-    return v == EncoderTraining::trained ? "trained" : v == EncoderTraining::projector ? "projector" : "frozen";
+    return v == EncoderTraining::trained     ? "trained"
+           : v == EncoderTraining::projector ? "projector"
+           : v == EncoderTraining::frozen    ? "frozen"
+                                             : "adapters";
 }
+const char* to_string(TrainedBlocks v) { return v == TrainedBlocks::all ? "all" : "cross_attention"; }
 const char* to_string(Precision v) {
     switch (v) {
         case Precision::fp32: return "fp32";

@@ -10,7 +10,7 @@ const std::vector<JobKeySection>& job_key_sections() {
         {"train",
          {"method", "lora", "qlora", "freeze", "precision", "weights", "fp8_weights", "reduce_dtype", "optimizer", "optimizer_impl",
           "optimizer_in_backward", "micro_batch", "global_batch", "gradient_accumulation", "seq_len", "packing",
-          "avg_seq_len", "activation_checkpointing", "recompute_layers", "attention", "loss", "compile", "framework", "encoder"}},
+          "avg_seq_len", "activation_checkpointing", "recompute_layers", "attention", "loss", "compile", "framework", "encoder", "blocks"}},
         {"train.lora", {"rank", "alpha", "targets", "dropout"}},
         {"train.qlora", {"bits", "double_quant", "kernel"}},
         {"train.freeze", {"trainable_layers"}},

@@ -68,9 +68,10 @@ double method_flops_per_token(const Job& job, const TrainingSetup& set, double s
     double flops = 0;
     for (size_t li = 0; li < m.layers.size(); ++li) {
         const LayerSpec& l = m.layers[li];
-        const bool needs_grad = set.adapters || int64_t(li) >= set.first_trainable_layer;
-        const bool trains = set.full && int64_t(li) >= set.first_trainable_layer;
-        const BlockWeights w = block_weights(l, set, rank);
+        const bool needs_grad = set.block_needs_grad(int64_t(li));
+        const bool trains = set.block_trains(int64_t(li));
+        TrainingSetup scratch;
+        const BlockWeights w = block_weights(l, block_setup(set, int64_t(li), scratch), rank);
         // A state-space core counts like attention's: forward once, twice again for the input gradients.
         const double attention = attention_forward_flops(l, seq) + ssm_core_forward_flops(l, seq).total();
         flops += 2 * (w.base + w.lora) + attention;                       // forward
@@ -79,7 +80,7 @@ double method_flops_per_token(const Job& job, const TrainingSetup& set, double s
         if (set.adapters) flops += 2 * w.lora;                            // adapter weight gradients
     }
     const double head = double(m.vocab) * double(m.hidden);
-    flops += 2 * head + 2 * head + (set.full ? 2 * head : 0);   // forward, input gradient, weight gradient
+    flops += 2 * head + 2 * head + (set.head_trains() ? 2 * head : 0);   // forward, input gradient, weight gradient
     return flops;
 }
 

@@ -50,7 +50,7 @@ double adapter_elementwise_bytes(const WorkContext& c, double in, double out, do
 // A projection of the block (q, k, v, o, or a dense FFN linear), with its adapter and QLoRA dequantisation.
 // `in_bytes`: the element size of its input (a norm's output or a low-precision activation).
 void add_linear(LayerWork& w, const WorkContext& c, double tokens, double in, double out, double count,
-                bool adapted, bool trains, bool needs_grad, double in_bytes) {
+                bool adapted, bool trains, bool needs_grad, double in_bytes, bool quantised = true) {
     add_base_matmuls(w, c, tokens, in, out, count, trains, needs_grad);
     if (adapted) {
         add_lora_matmuls(w, c, tokens, in, out, count);
@@ -58,7 +58,8 @@ void add_linear(LayerWork& w, const WorkContext& c, double tokens, double in, do
         add_memory_bound(w.forward, c, tokens * count * bytes, c.compiled ? 1 : 3 * count);
         add_memory_bound(w.backward, c, 2 * tokens * count * bytes, c.compiled ? 1 : 4 * count);
     }
-    if (c.job.spec.train.method == Method::qlora) add_dequant_uses(w, c, in * out * count, count, tokens * (in + out) * count);
+    if (quantised && c.job.spec.train.method == Method::qlora)
+        add_dequant_uses(w, c, in * out * count, count, tokens * (in + out) * count);
 }
 
 // An expert's linear: it sees its routed tokens; `experts` of them live on this GPU.
@@ -84,8 +85,11 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
     const double tp = c.tp;
     const uint32_t lora = c.set.adapters ? c.set.lora_mask : 0;
     const double normed = c.set.bytes.norm_out, act = c.act_bytes;
+    // A block without adapters under qlora_unadapted_attention_unquantised keeps plain attention linears (stage_params).
+    const bool plain_attention = c.set.unadapted_block && c.job.framework.qlora_unadapted_attention_unquantised;
     auto linear = [&](double in, double out, double count, uint32_t bits, double in_bytes, bool bias = false) {
-        add_linear(w, c, tokens, in, out, count, lora & bits, trains, needs_grad, in_bytes);
+        const bool quantised = !(plain_attention && (bits & (kQ | kK | kV | kO)));
+        add_linear(w, c, tokens, in, out, count, lora & bits, trains, needs_grad, in_bytes, quantised);
         if (bias && trains) add_bias_grad(w, c, tokens, out, count);
     };
     const int attention_sets = !l.has_attention() ? 0 : l.cross_attention ? 2 : 1;
@@ -233,7 +237,7 @@ void add_head_and_loss(Work& fwd, Work& bwd, const WorkContext& c, double tokens
     if (hc.dt == Dtype::fp8) hc.dt = Dtype::bf16;
     add_gemm(fwd, hc, tokens, V, h);
     add_gemm(bwd, hc, tokens, h, V);
-    if (c.set.full) add_gemm(bwd, hc, h, V, tokens);
+    if (c.set.head_trains()) add_gemm(bwd, hc, h, V, tokens);
     if (tr.method == Method::qlora && c.job.framework.qlora_quantizes_lm_head) {
         // A quantised output head is dequantised per call; a chunked head (LitGPT: lm_head_chunk_size 128 along
         // the sequence, lit_gpt/model.py GPT.forward) is called once per chunk.
@@ -259,7 +263,13 @@ void add_head_and_loss(Work& fwd, Work& bwd, const WorkContext& c, double tokens
 void add_embedding(Work& fwd, Work& bwd, const WorkContext& c, double tokens) {
     const double h = double(c.job.model.hidden);
     add_memory_bound(fwd, c, tokens * (8 + c.resid_bytes * h), 1);
-    if (c.set.full && c.set.first_trainable_layer == 0) add_memory_bound(bwd, c, tokens * 8 * h, 2);
+    if (c.set.embedding_trains()) add_memory_bound(bwd, c, tokens * 8 * h, 2);
+}
+
+// The same context over another setup (one block's: block_setup).
+WorkContext with_setup(const WorkContext& c, const TrainingSetup& set) {
+    return WorkContext{c.job, set, c.rates, c.scale, c.dt, c.tp, c.act_bytes, c.resid_bytes, c.compiled, c.fused_norm,
+                       c.fused_qkv, c.sustained};
 }
 
 bool same_shape(const LayerSpec& a, const LayerSpec& b) {
@@ -334,7 +344,7 @@ void add_host_issue(StageWork& s, const WorkContext& c, double blocks, double gr
 // Tensors outside the blocks that full fine-tuning gives a gradient: the embedding (first stage), the final norm
 // and an untied output head (last stage).
 double edge_grad_tensors(const WorkContext& c, int64_t stage) {
-    if (!c.set.full || c.set.first_trainable_layer != 0) return 0;
+    if (!c.set.embedding_trains()) return 0;
     const ModelSpec& m = c.job.model;
     double tensors = stage == 0 ? 1 : 0;
     if (stage == c.job.spec.parallel.pp - 1) tensors += 1 + (m.tie_word_embeddings ? 0 : 1);
@@ -348,22 +358,25 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
     StageWork s;
     LayerWork cached;
     const LayerSpec* prev = nullptr;
-    bool prev_trains = false, prev_grad = false;
+    bool prev_trains = false, prev_grad = false, prev_outside = false;
     double grad_tensors = 0;
     const bool frozen_wgrads = fsdp_computes_frozen_weight_grads(c);
     for (int64_t li = first; li < last; ++li) {
         const LayerSpec& l = m.layers[size_t(li)];
-        const bool trains = (c.set.full && li >= c.set.first_trainable_layer) || frozen_wgrads;
-        const bool needs_grad = c.set.adapters || li >= c.set.first_trainable_layer;
+        const bool trains = c.set.block_trains(li) || frozen_wgrads;
+        const bool needs_grad = c.set.block_needs_grad(li);
+        const bool outside = c.set.outside(li);   // train.blocks leaves it out: no adapters
+        TrainingSetup scratch;
+        const WorkContext bc = with_setup(c, block_setup(c.set, li, scratch));
         // Blocks of one shape and role cost the same: build each distinct block once.
-        if (!prev || !same_shape(*prev, l) || trains != prev_trains || needs_grad != prev_grad) {
-            cached = layer_work(l, m, c, shape.tokens_per_gpu, shape.compute_seq, trains, needs_grad);
+        if (!prev || !same_shape(*prev, l) || trains != prev_trains || needs_grad != prev_grad || outside != prev_outside) {
+            cached = layer_work(l, m, bc, shape.tokens_per_gpu, shape.compute_seq, trains, needs_grad);
             if (frozen_wgrads) add_flat_gradient_traffic(cached.backward, c, l);
             if (fsdp1_unit_gradients(c, trains)) add_fsdp1_post_backward_traffic(cached.backward, c, double(l.params()) / c.tp, frozen_wgrads);
             if (fsdp2_unit_copies(c)) add_fsdp2_unit_copies(cached.forward, cached.backward, c, double(l.params()) / c.tp, trains);
         }
-        prev = &l, prev_trains = trains, prev_grad = needs_grad;
-        if (needs_grad) grad_tensors += block_grad_tensors(l, c, c.set.full && li >= c.set.first_trainable_layer);
+        prev = &l, prev_trains = trains, prev_grad = needs_grad, prev_outside = outside;
+        if (needs_grad) grad_tensors += block_grad_tensors(l, bc, c.set.block_trains(li));
         s.forward += cached.forward, s.backward += cached.backward, s.recompute += cached.recompute;
         s.attention_forward_s += cached.forward.attention_s, s.attention_backward_s += cached.backward.attention_s;
         s.layer_forward_s.push_back(cached.forward.gpu_seconds());
@@ -373,13 +386,13 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
     if (stage == 0) add_embedding(s.forward, s.backward, c, shape.tokens_per_gpu);
     grad_tensors += edge_grad_tensors(c, stage);
     // The root FSDP unit holds what no block holds: the embeddings and an untied head.
-    if (fsdp1_unit_gradients(c, c.set.full && c.set.first_trainable_layer == 0)) {
+    if (fsdp1_unit_gradients(c, c.set.embedding_trains())) {
         const double root = (stage == 0 ? double(m.embedding_params()) : 0) + (stage == pp - 1 ? double(m.lm_head_params()) : 0);
         if (root > 0) add_fsdp1_post_backward_traffic(s.backward, c, root / c.tp, false);
     }
     if (fsdp2_unit_copies(c) && c.job.framework.fsdp2_root_unit) {
         const double root = (stage == 0 ? double(m.embedding_params()) : 0) + (stage == pp - 1 ? double(m.lm_head_params()) : 0);
-        if (root > 0) add_fsdp2_unit_copies(s.forward, s.backward, c, root / c.tp, c.set.full && c.set.first_trainable_layer == 0);
+        if (root > 0) add_fsdp2_unit_copies(s.forward, s.backward, c, root / c.tp, c.set.embedding_trains());
     }
     s.gpu_s = s.forward.gpu_seconds() + s.backward.gpu_seconds() + s.recompute.gpu_seconds();
     add_host_issue(s, c, double(last - first), grad_tensors);

@@ -136,6 +136,35 @@ TEST(Import, TorchtuneLoraRecipe) {
     expect_plans({fixture("torchtune_llama3_1_8B_lora_single_device.yaml"), "--set", "train.seq_len=2048"});
 }
 
+// torchtune's Llama 3.2 Vision QLoRA recipe (the corpus copy of recipes/configs/llama3_2_vision/11B_qlora.yaml):
+// decoder frozen, encoder and fusion LoRA -> adapters on the cross-attention blocks and on the vision tower's blocks,
+// with the recipe's attention modules and MLP; the checkpoint folder names the catalog's 11B Vision.
+TEST(Import, TorchtuneLlamaVisionQlora) {
+    const std::string config = fixture("corpus/torchtune/configs__llama3_2_vision__11B_qlora.yaml");
+    const Imported i = import_json({config});
+    const auto& t = i.job["train"];
+    EXPECT_EQ(i.job["model"], "Llama-3.2-11B-Vision-Instruct");
+    EXPECT_EQ(t["method"], "qlora");
+    EXPECT_EQ(t["blocks"], "cross_attention");
+    EXPECT_EQ(t["encoder"], "adapters");
+    EXPECT_EQ(t["lora"]["rank"], 8);
+    EXPECT_EQ(t["lora"]["alpha"], 16);
+    EXPECT_EQ(t["lora"]["targets"], nlohmann::json({"q_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}));
+    EXPECT_EQ(t["seq_len"], 8192);
+    EXPECT_EQ(t["micro_batch"], 2);
+    EXPECT_EQ(t["gradient_accumulation"], 8);
+    EXPECT_EQ(t["activation_checkpointing"], "full");
+    EXPECT_EQ(t["framework"], "torchtune");
+    EXPECT_NE(i.err.find("6404 encoder tokens per image"), std::string::npos) << i.err;
+    expect_plans({config});
+    // An image size the catalog checkpoint's positional tables do not have is named.
+    std::string other = spec_test::slurp(config);
+    other.replace(other.find("image_size: 560 # Make"), 14, "image_size: 448");
+    spec_test::CliResult r = run_ftbound({"import", spec_test::write_scratch("tt_vision_448.yaml", other)});
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_NE(r.err.find("model.image_size: 448"), std::string::npos) << r.err;
+}
+
 // spec_reader_fuzz's first finding: a byte that is not UTF-8 in a value the import report prints ended in
 // "internal error (a bug in ftbound)", exit 1. Now one error line naming the field, exit 2.
 TEST(Import, BytesThatAreNotUtf8AreAnInputError) {

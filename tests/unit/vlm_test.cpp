@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "ftbound/error.hpp"
 #include "ftbound/memory.hpp"
@@ -218,7 +219,90 @@ TEST(VisionLanguage, LlamaFactoryFreezesReachTheJob) {
     EXPECT_NE(r.err.find("freeze_language_model"), std::string::npos) << r.err;
 }
 
-TEST(VisionLanguage, TorchtuneVisionPartsOnlyAllTrainedPlan) {
+// The tiny mllama of model_params_test.cpp (hand counts there): text blocks 36,992 (self-attention, block 0) and
+// 37,024 (cross-attention at [1]: + q_norm/k_norm 32); embedding 64,000 + extra 514 (8 image-token rows 8*64 and
+// two gates); head 64,000; norm 64. Tower 5,349 (2 blocks of hidden 16, fc 32); projector 2,112.
+Job tiny_mllama_job(const std::vector<std::pair<std::string, std::string>>& sets) {
+    Json doc = tiny_job_document();
+    doc["model"] = Json::parse(R"({
+      "model_type": "mllama",
+      "text_config": {"model_type": "mllama_text_model", "hidden_size": 64, "intermediate_size": 128,
+                      "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000,
+                      "cross_attention_layers": [1]},
+      "vision_config": {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1, "num_global_layers": 1,
+                        "attention_heads": 2, "image_size": 4, "patch_size": 2, "max_num_tiles": 2,
+                        "vision_output_dim": 32, "supported_aspect_ratios": [[1, 1], [1, 2]]}})");
+    for (const auto& [key, value] : sets) apply_override(doc, key + "=" + value, "tiny.yaml");
+    return job_from_document(doc, "tiny.yaml");
+}
+
+TEST(VisionLanguage, CrossAttentionBlocksTrainAloneUnderFull) {
+    // torchtune llama3_2_vision_11b(decoder_trainable=False): fusion = the cross-attention block 37,024 + the 514
+    // extra (image-token rows, gates) + projection head; encoder = the tower: 37,024 + 514 + 5,349 + 2,112 = 44,999.
+    const MemoryResult m = plan_memory(tiny_mllama_job({{"train.blocks", "cross_attention"}}));
+    EXPECT_DOUBLE_EQ(m.trainable_params, 44999);
+    EXPECT_DOUBLE_EQ(m.total_params, 210055);
+    // Every block trained: the whole model.
+    EXPECT_DOUBLE_EQ(plan_memory(tiny_mllama_job({})).trainable_params, 210055);
+}
+
+TEST(VisionLanguage, AdaptersOnCrossAttentionBlocksAndTower) {
+    // LoRA rank 2 on q_proj, v_proj: the cross-attention block's q r*(64+64) = 256 and v r*(64+32) = 192 -> 448; the
+    // tower's 2 blocks q and v r*(16+16) = 64 each -> 256. Total 704. With every text block: 2*448 + 256 = 1,152.
+    const std::vector<std::pair<std::string, std::string>> lora = {
+        {"train.method", "lora"}, {"train.lora.rank", "2"}, {"train.lora.targets", "[q_proj, v_proj]"},
+        {"train.encoder", "adapters"}};
+    auto with = [&](std::vector<std::pair<std::string, std::string>> more) {
+        more.insert(more.begin(), lora.begin(), lora.end());   // later settings override the defaults here
+        return plan_memory(tiny_mllama_job(more)).trainable_params;
+    };
+    EXPECT_DOUBLE_EQ(with({{"train.blocks", "cross_attention"}}), 704);
+    EXPECT_DOUBLE_EQ(with({}), 1152);
+    // The MLP's names reach the tower's fc1 (up_proj) and fc2 (down_proj): the cross-attention block's up and down
+    // r*(64+128) each, the tower's fc1 and fc2 r*(16+32) each in both blocks: 384 + 384 + 2*(96 + 96) = 1,152.
+    EXPECT_DOUBLE_EQ(with({{"train.blocks", "cross_attention"}, {"train.lora.targets", "[up_proj, down_proj]"}}),
+                     2 * (64 + 128) + 2 * (128 + 64) + 2 * (2 * (16 + 32) + 2 * (32 + 16)));
+}
+
+TEST(VisionLanguage, TorchtuneQloraKeepsUnadaptedAttentionUnquantised) {
+    // torchtune builds a block without adapters from plain nn.Linear attention and a FrozenNF4Linear MLP: with only
+    // the cross-attention block adapted, block 0's attention (12,288) is bf16 instead of NF4, and block 0 carries no
+    // adapters (448 bf16 parameters fewer). torchao NF4: 0.5 + 1/64 + 2/(64*256) bytes per weight.
+    const std::vector<std::pair<std::string, std::string>> qlora = {
+        {"train.method", "qlora"}, {"train.lora.rank", "2"}, {"train.lora.targets", "[q_proj, v_proj]"},
+        {"train.framework", "torchtune"}, {"train.weights", "pure"}, {"train.encoder", "adapters"}};
+    auto weights = [&](std::vector<std::pair<std::string, std::string>> more) {
+        more.insert(more.begin(), qlora.begin(), qlora.end());
+        return plan_memory(tiny_mllama_job(more)).breakdown.weights_bytes;
+    };
+    const double nf4 = 0.5 + 1.0 / 64 + 2.0 / (64 * 256);
+    EXPECT_NEAR(weights({{"train.blocks", "cross_attention"}}) - weights({}), 12288 * (2 - nf4) - 448 * 2, 1e-6);
+}
+
+TEST(VisionLanguage, TrainedPartsAreChecked) {
+    auto field_of = [](const std::function<void()>& f) {
+        try {
+            f();
+        } catch (const InputError& e) {
+            return e.field() + ": " + e.what();
+        }
+        return std::string("accepted");
+    };
+    // A model without cross-attention blocks, the tower adapters without LoRA, and a tower whose layout is unknown.
+    EXPECT_NE(field_of([] { tiny_llava_job({{"train.blocks", "cross_attention"}}); }).find("train.blocks"), std::string::npos);
+    EXPECT_NE(field_of([] { tiny_mllama_job({{"train.encoder", "adapters"}}); }).find("needs method lora or qlora"),
+              std::string::npos);
+    EXPECT_NE(field_of([] { tiny_llava_job({{"train.method", "lora"}, {"train.encoder", "adapters"}}); })
+                  .find("block layout"),
+              std::string::npos);
+    EXPECT_NE(field_of([] {
+                  tiny_mllama_job({{"train.method", "lora"}, {"train.blocks", "cross_attention"},
+                                   {"train.lora.targets", "[q_proj, lm_head]"}});
+              }).find("train.lora.targets"),
+              std::string::npos);
+}
+
+TEST(VisionLanguage, TorchtuneVisionPartsMapToBlocksAndEncoder) {
     const std::string recipe = "model:\n  _component_: torchtune.models.llama3_2_vision.llama3_2_vision_11b\n"
                                "  decoder_trainable: True\n  encoder_trainable: True\n  fusion_trainable: True\n"
                                "checkpointer:\n  checkpoint_dir: /tmp/Llama-3.2-11B-Vision-Instruct/\n"
@@ -226,13 +310,22 @@ TEST(VisionLanguage, TorchtuneVisionPartsOnlyAllTrainedPlan) {
     const auto all = spec_test::run_ftbound({"import", write_config("tt_vision_all.yaml", recipe), "--json"});
     ASSERT_EQ(all.exit_code, 0) << spec_test::describe(all);
     EXPECT_EQ(Json::parse(all.out)["train"]["method"], "full");
-    // The builder's own defaults (decoder False): the decoder's self-attention blocks frozen, the rest trained.
+    EXPECT_EQ(Json::parse(all.out)["train"]["blocks"], "all");
+    // The builder's own defaults (decoder False): only the cross-attention blocks of the text model train.
     std::string defaults = recipe;
     defaults.replace(defaults.find("  decoder_trainable: True\n"), 26, "");
     const auto split = spec_test::run_ftbound({"import", write_config("tt_vision_default.yaml", defaults), "--json"});
-    EXPECT_EQ(split.exit_code, 2);
-    EXPECT_NE(split.err.find("model.decoder_trainable: decoder frozen, encoder full, fusion full"), std::string::npos)
-        << split.err;
+    ASSERT_EQ(split.exit_code, 0) << spec_test::describe(split);
+    EXPECT_EQ(Json::parse(split.out)["train"]["blocks"], "cross_attention");
+    EXPECT_EQ(Json::parse(split.out)["train"]["encoder"], "trained");
+    // CLIP frozen under a trained projection head: a split ftbound's tower does not have, named by its field.
+    std::string encoder_frozen = recipe;
+    encoder_frozen.replace(encoder_frozen.find("encoder_trainable: True"), 23, "encoder_trainable: False");
+    const auto refused = spec_test::run_ftbound({"import", write_config("tt_vision_enc.yaml", encoder_frozen), "--json"});
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find("model.encoder_trainable: decoder trained, encoder frozen, fusion trained"),
+              std::string::npos)
+        << refused.err;
 }
 
 }  // namespace
