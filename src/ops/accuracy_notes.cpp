@@ -132,7 +132,7 @@ std::vector<std::string> accuracy_notes(const Job& job) {
                                       "with the efficiencies measured on other generations",
                                       to_string(arch), sys.device.name));
     }
-    if (js.train.method == Method::qlora) out.push_back(qlora_note());
+    if (quantised_base(js.train.method)) out.push_back(qlora_note());   // qoft's base runs QLoRA's kernels
     if (oft_adapters(js.train.method))
         out.push_back("OFT: no measured case in validation/; its rotation (batched b x b GEMMs, the Cayley-Neumann "
                       "blocks, the casts PEFT 0.18 makes) is counted from PEFT's source, not checked against a run");

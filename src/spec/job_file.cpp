@@ -547,6 +547,11 @@ int64_t peft_adjusted_oft_parameter(int64_t in, int64_t asked) {
 // (adjust_oft_parameters); the plan refuses instead and names the size PEFT would take.
 void check_oft_blocks(const Job& job) {
     const OftConfig& oft = job.spec.train.oft;
+    // The CPU step's heap replay (memory/cpu_step_heap) knows LoRA's allocations, not OFT's.
+    if (job.system.cpu_only)
+        throw InputError(job.spec.file, "train.method", std::string(to_string(job.spec.train.method)) +
+                                                            ": OFT on a CPU is not modelled (the CPU step replays LoRA's "
+                                                            "allocations only)");
     const TrainingSetup set = derive_setup(job);
     const bool by_block = oft.block_size > 0;
     const int64_t asked = by_block ? oft.block_size : oft.rank;
