@@ -11,7 +11,8 @@
 
 namespace ftb {
 
-enum class Method { full, lora, qlora, freeze };
+// oft / qoft: orthogonal fine-tuning (PEFT OFTConfig) over a frozen base, unquantised or quantised as qlora's.
+enum class Method { full, lora, qlora, freeze, oft, qoft };
 enum class Precision { fp32, tf32, fp16, bf16, fp8 };
 enum class WeightsMode { mixed, pure };
 enum class Optimizer { adamw, adamw_8bit, paged_adamw_8bit, paged_adamw, adam, sgd, sgd_momentum, adafactor, lion };
@@ -41,6 +42,7 @@ enum class EncoderTraining { trained, projector, frozen, adapters };
 // the final norm and the head frozen (torchtune's Llama 3.2 Vision with decoder_trainable frozen, fusion trained).
 enum class TrainedBlocks { all, cross_attention };
 
+// The adapted linears (LoRA's or OFT's, the same PEFT target_modules) live in LoraConfig::targets / all_linear.
 struct LoraConfig {
     int64_t rank = 16;
     double alpha = 32;
@@ -48,6 +50,23 @@ struct LoraConfig {
     std::vector<std::string> targets;  // HF module names; empty = all linear layers of the blocks
     bool all_linear = true;
 };
+
+// OFT (PEFT src/peft/tuners/oft, v0.18.1): each adapted linear's input is rotated by a block-diagonal orthogonal
+// matrix, r blocks of b x b with r * b = in_features; a block is the Cayley-Neumann image of a skew-symmetric matrix
+// stored as its strict upper triangle (OFTRotationModule.weight: r x b(b-1)/2). PEFT takes one of the two, the other
+// 0 (OFTConfig.__post_init__); with block_size the rank follows per layer, and the reverse.
+struct OftConfig {
+    int64_t block_size = 32;   // oft_block_size (OFTConfig default 32)
+    int64_t rank = 0;          // r: blocks per adapted linear
+};
+
+// Block size of OFT's rotation on a linear with `in_features` inputs; 0 when the config's block size or rank does
+// not divide in_features (PEFT would then pick a neighbouring divisor with a warning, OFTLayer.adjust_oft_parameters).
+inline int64_t oft_block_size_for(const OftConfig& c, int64_t in_features) {
+    if (c.block_size > 0) return in_features % c.block_size == 0 ? c.block_size : 0;
+    if (c.rank > 0) return in_features % c.rank == 0 ? in_features / c.rank : 0;
+    return 0;
+}
 
 // The library whose kernels dequantise the 4-bit base weights for every use (each costs time differently).
 enum class QloraKernel {
@@ -73,6 +92,7 @@ struct QloraConfig {
 struct TrainSpec {
     Method method = Method::full;
     LoraConfig lora;
+    OftConfig oft;
     QloraConfig qlora;
     int64_t freeze_trainable_layers = 2;
     EncoderTraining encoder = EncoderTraining::trained;
@@ -176,6 +196,10 @@ struct JobSpec {
 };
 
 const char* to_string(Method);
+// Adapters train over a frozen base (lora, qlora, oft, qoft); of those, qlora and qoft quantise the base.
+inline bool trains_adapters(Method m) { return m == Method::lora || m == Method::qlora || m == Method::oft || m == Method::qoft; }
+inline bool quantised_base(Method m) { return m == Method::qlora || m == Method::qoft; }
+inline bool oft_adapters(Method m) { return m == Method::oft || m == Method::qoft; }
 const char* to_string(EncoderTraining);
 const char* to_string(TrainedBlocks);
 const char* to_string(Precision);

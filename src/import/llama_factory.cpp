@@ -1,6 +1,7 @@
 // LLaMA-Factory YAML (examples/train_lora/llama3_lora_sft.yaml, examples/train_qlora/*, examples/train_full/*).
 // Field names and defaults: src/llamafactory/hparams/finetuning_args.py (finetuning_type "lora", lora_rank 8,
-// lora_alpha = 2 x rank, lora_dropout 0, lora_target "all", freeze_trainable_layers 2, pure_bf16),
+// lora_alpha = 2 x rank, lora_dropout 0, lora_target "all", oft_block_size 32, oft_rank 0, freeze_trainable_layers 2,
+// pure_bf16),
 // model_args.py (quantization_bit, flash_attn auto | disabled | sdpa | fa2, disable_gradient_checkpointing False:
 // the model trains with gradient checkpointing unless disabled), data_args.py (cutoff_len 2048, packing); the
 // rest are HF TrainingArguments.
@@ -12,16 +13,13 @@
 namespace ftb::import {
 namespace {
 
-void map_lora(Mapper& m) {
-    const int64_t rank = whole(m, "lora_rank");
-    m.set("train.lora.rank", rank ? rank : 8, rank ? "lora_rank: " + std::to_string(rank) : "no lora_rank (LLaMA-Factory's default 8)");
-    if (const Json* a = m.take("lora_alpha"); a && a->is_number()) m.set("train.lora.alpha", a->get<double>(), "lora_alpha: " + a->dump());
-    if (const Json* d = m.take("lora_dropout"); d && d->is_number()) m.set("train.lora.dropout", d->get<double>(), "lora_dropout: " + d->dump());
+// lora_target ("all" or a comma-separated list) -> `key` (train.lora.targets or train.oft.targets); its text.
+std::string map_targets(Mapper& m, const std::string& key) {
     const Json* t = m.take("lora_target");
     const std::string target = t ? show_value(*t) : "all";
     if (target == "all") {
-        m.set("train.lora.targets", "all-linear", "lora_target: all");
-        return;
+        m.set(key, "all-linear", "lora_target: all");
+        return target;
     }
     OJson list = OJson::array();
     std::stringstream ss(target);
@@ -31,7 +29,42 @@ void map_lora(Mapper& m) {
         item.erase(item.find_last_not_of(' ') + 1);
         if (!item.empty()) list.push_back(item);
     }
-    m.set("train.lora.targets", list, "lora_target: " + target);
+    m.set(key, list, "lora_target: " + target);
+    return target;
+}
+
+void map_lora(Mapper& m) {
+    const int64_t rank = whole(m, "lora_rank");
+    m.set("train.lora.rank", rank ? rank : 8, rank ? "lora_rank: " + std::to_string(rank) : "no lora_rank (LLaMA-Factory's default 8)");
+    if (const Json* a = m.take("lora_alpha"); a && a->is_number()) m.set("train.lora.alpha", a->get<double>(), "lora_alpha: " + a->dump());
+    if (const Json* d = m.take("lora_dropout"); d && d->is_number()) m.set("train.lora.dropout", d->get<double>(), "lora_dropout: " + d->dump());
+    map_targets(m, "train.lora.targets");
+}
+
+// finetuning_type: oft. model/adapter.py _setup_lora_tuning (at ff6d4d12) builds PEFT's OFTConfig from r=oft_rank,
+// oft_block_size, module_dropout and target_modules, the last from lora_target like LoRA's: oft_target is parsed
+// (finetuning_args.py __post_init__) but read nowhere else. Defaults (OFTArguments): oft_rank 0, oft_block_size 32,
+// oft_target "all", module_dropout 0. OFTConfig refuses both or neither of r and oft_block_size non-zero.
+void map_oft(Mapper& m) {
+    const Json* b = m.take("oft_block_size");
+    const Json* r = m.take("oft_rank");
+    if ((b && !b->is_number_integer()) || (r && !r->is_number_integer()))
+        m.fail(b && !b->is_number_integer() ? "oft_block_size" : "oft_rank", "must be a whole number");
+    const int64_t block = b ? b->get<int64_t>() : 32, rank = r ? r->get<int64_t>() : 0;
+    if (block < 0 || rank < 0) m.fail(block < 0 ? "oft_block_size" : "oft_rank", "negative");
+    if (block > 0 && rank > 0)
+        m.fail("oft_rank", std::to_string(rank) + " with oft_block_size " + std::to_string(block) + (b ? "" : " (the default)") +
+                               ": PEFT's OFTConfig takes one of the two (r x oft_block_size = in_features); set the other to 0");
+    if (block == 0 && rank == 0) m.fail("oft_block_size", "0 with oft_rank 0: PEFT's OFTConfig needs one of the two");
+    if (rank > 0) m.set("train.oft.rank", rank, "oft_rank: " + std::to_string(rank));
+    else m.set("train.oft.block_size", block, b ? "oft_block_size: " + std::to_string(block) : "no oft_block_size (LLaMA-Factory's default 32)");
+    const std::string target = map_targets(m, "train.oft.targets");
+    if (const Json* t = m.take("oft_target"); t && show_value(*t) != target)
+        m.note("oft_target: " + show_value(*t) + " is not what LLaMA-Factory adapts: its adapter.py takes lora_target (" +
+               target + ") for OFT too");
+    if (const Json* d = m.take("module_dropout"); d && d->is_number() && d->get<double>() > 0)
+        m.note("module_dropout: " + d->dump() + " changes no cost: PEFT 0.18 builds the multiplicative dropout but its "
+               "OFT Linear.forward never applies it (src/peft/tuners/oft/layer.py)");
 }
 
 // A vision-language checkpoint's freezes (finetuning_args.py FinetuningArguments: freeze_vision_tower True,
@@ -81,6 +114,14 @@ void read_llama_factory(Mapper& m, const ImportOptions& o) {
             m.set("train.method", "lora", "finetuning_type: lora");
         }
         map_lora(m);
+    } else if (type == "oft") {
+        if (qbit == 4 || qbit == 8) {
+            m.set("train.method", "qoft", "finetuning_type: oft, quantization_bit: " + std::to_string(qbit));
+            m.set("train.qlora.bits", qbit, "quantization_bit: " + std::to_string(qbit));
+        } else {
+            m.set("train.method", "oft", "finetuning_type: oft");
+        }
+        map_oft(m);
     } else if (type == "freeze") {
         m.set("train.method", "freeze", "finetuning_type: freeze");
         const int64_t n = whole(m, "freeze_trainable_layers");
@@ -88,7 +129,7 @@ void read_llama_factory(Mapper& m, const ImportOptions& o) {
     } else if (type == "full") {
         m.set("train.method", "full", "finetuning_type: full");
     } else {
-        m.fail("finetuning_type", "'" + type + "' is not lora, freeze or full");
+        m.fail("finetuning_type", "'" + type + "' is not lora, oft, freeze or full");
     }
     map_multimodal_freezes(m, model->get<std::string>(), type);
     const int64_t cutoff = whole(m, "cutoff_len");

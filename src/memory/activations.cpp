@@ -51,6 +51,18 @@ double core_attention_saved(const LayerSpec& l, const Job& job, const TrainingSe
     return act * (q + kv_width + (q + 2 * kv_width) + q) + lse;
 }
 
+// OFT's saved inputs per token for `adapters` adapted linears of one input `width` wide, and `keeping` linears that
+// keep their own input (a quantised kernel's, or ZeRO-3's before 0.9; OFT's base weights never train). The rotation's
+// bmm keeps its input operand (derivatives.yaml bmm: self's gradient needs mat2, mat2's needs self): einsum
+// ("...rk,rkc->...rc", PEFT v0.18.1 OFTRotationModule.forward) permutes and reshapes x into a copy per adapter, and
+// under autocast the bmm's cast of it. Each adapted base layer then reads its own rotated input: a keeping one keeps
+// that copy; the unadapted keeping linears share the plain input (one cast each under autocast).
+double oft_inputs(double width, int keeping, int adapters, bool cast_per_call, double mm) {
+    const int plain = std::max(keeping - adapters, 0);
+    const double plain_kept = plain > 0 ? (cast_per_call ? plain : 1) : 0;
+    return (adapters + (keeping > 0 ? std::min(keeping, adapters) : 0) + plain_kept) * mm * width;
+}
+
 // Inputs kept by trainable projections and LoRA adapters, per token: {replicated part, tensor-parallel part}.
 // Autocast casts an fp32 input per linear call, each cast a new tensor: then every linear keeps its own copy; a
 // low-precision input passes through uncast and the linears share it. Only the norms' output can be fp32 (o and
@@ -66,6 +78,7 @@ std::pair<double, double> projection_inputs(const LayerSpec& l, const Job& job, 
     auto group_inputs = [&](double width, int linears_trainable, int adapters, double input_bytes) {
         const bool cast_per_call = s.bytes.autocast && input_bytes >= 4;
         double bytes = 0;
+        if (s.oft) return oft_inputs(width, linears_trainable, adapters, cast_per_call, mm);
         if (linears_trainable > 0) bytes += (cast_per_call ? linears_trainable : 1) * mm * width;
         if (adapters > 0) {
             if (lora_dropout > 0) bytes += adapters * (mm + 1) * width;   // dropout output + bool mask each
@@ -77,11 +90,11 @@ std::pair<double, double> projection_inputs(const LayerSpec& l, const Job& job, 
     };
     // A frozen linear keeps no input: autograd saves mm's mat1 only for mat2's gradient (derivatives.yaml mm;
     // measured with saved_tensors_hooks, validation/measured/saved-tensors). A quantised one may (profile).
-    const bool quantised_keeps = job.spec.train.method == Method::qlora && job.framework.quantized_linear_saves_input;
+    const bool quantised_keeps = quantised_base(job.spec.train.method) && job.framework.quantized_linear_saves_input;
     // Under DeepSpeed ZeRO-3 before 0.9 every nn.Linear runs LinearFunctionForZeroStage3, which saves its input
     // even for a frozen weight (profile zero3_linear_saves_input); bitsandbytes' 4-bit layers do not call F.linear.
     const bool zero3_keeps = job.spec.parallel.zero >= 3 && job.framework.zero3_linear_saves_input &&
-                             job.spec.train.method != Method::qlora;
+                             !quantised_base(job.spec.train.method);
     const bool keeps_inputs = trainable_weights || quantised_keeps || zero3_keeps;
     const bool fused_qkv = s.fused_qkv;
     const int qkv_linears = fused_qkv ? 1 : 3;
@@ -234,6 +247,24 @@ double norms_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, const
 
 }  // namespace
 
+namespace {
+
+// What OFT's Cayley-Neumann transform keeps per block, independent of the tokens (PEFT v0.18.1 OFTRotationModule
+// ._cayley_batch with 5 terms, then the einsum): bmm keeps both operands (derivatives.yaml bmm). Without casts that is
+// Q, Q^2, Q^3 (Q^4 only feeds an add_) and R for the rotation: 4 tensors of r blocks of b x b, i.e. in x b elements.
+// With fp32 adapters under autocast every bmm casts its fp32 operands to bf16, each cast a new tensor: Q twice for
+// Q @ Q and once for each of the next two bmm, and R once for the rotation, beside Q^2 and Q^3 (bf16 bmm outputs): 7.
+double oft_rotation_saved(const LayerSpec& l, const Job& job, const TrainingSetup& s) {
+    const bool fp32_adapter = s.bytes.autocast && s.trainable_storage_bytes >= 4;
+    const double tensors = fp32_adapter ? 7 : 4;
+    double bytes = 0;
+    for (const AdaptedInput& a : adapted_inputs(l, s.lora_mask, s.fused_qkv))
+        bytes += double(a.count) * double(a.in_features) * double(oft_block_size_for(job.spec.train.oft, a.in_features));
+    return bytes * tensors * s.bytes.act;
+}
+
+}  // namespace
+
 LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const Job& job, const TrainingSetup& s,
                                  bool trainable_weights, bool needs_grad, int64_t seq_len) {
     LayerActivation out;
@@ -250,6 +281,7 @@ LayerActivation layer_activation(const LayerSpec& l, const ModelSpec& m, const J
     const int sublayers = l.cross_attention ? 3 : 2;
     b.dropout_masks = m.hidden_dropout > 0 ? sublayers * double(l.hidden) : 0;
     out.tp_sharded_per_token = proj_tp + b.attention + b.ffn;   // the tensor-parallel-sharded part
+    if (s.oft) out.per_block_bytes = oft_rotation_saved(l, job, s);
     return out;
 }
 

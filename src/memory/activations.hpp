@@ -13,6 +13,7 @@ struct LayerActivation {
     double tp_sharded_per_token = 0;  // the part inside tensor-parallel regions (÷ tp)
     double layer_input_per_token = 0; // what full recompute keeps: the block's input
     double scores_per_token = 0;      // eager attention's score-sized tensors (dropped by selective recompute)
+    double per_block_bytes = 0;       // saved tensors that do not grow with the tokens (OFT's rotation blocks)
 };
 
 // `trainable_weights`: this block's own weights train (full / freeze); `needs_grad`: backward runs

@@ -15,7 +15,7 @@ constexpr int64_t kGptqKernelSwitchTokens = 128;
 
 bool gptq_dequantises_in_torch(const Job& job, const TrainingSetup& set) {
     const QloraConfig& q = job.spec.train.qlora;
-    return job.spec.train.method == Method::qlora && q.kernel == QloraKernel::auto_gptq && q.bits == 4 &&
+    return quantised_base(job.spec.train.method) && q.kernel == QloraKernel::auto_gptq && q.bits == 4 &&
            set.tokens_per_micro_batch >= kGptqKernelSwitchTokens;
 }
 

@@ -154,7 +154,7 @@ StageActivations stage_activations(const Job& job, const TrainingSetup& set, con
         if (li == sp.first) out.first_block_per_token = a.per_token;
         const double tp_part = a.tp_sharded_per_token / tp;
         const double rep_part = (a.per_token.total() - a.tp_sharded_per_token) / sp_div;
-        const double working = (tp_part + rep_part) * tokens;
+        const double working = (tp_part + rep_part) * tokens + a.per_block_bytes;
         const double input = needs_grad ? a.layer_input_per_token / sp_div * tokens : 0;
         double saved = working;
         if (tr.recompute == Recompute::selective) saved -= a.scores_per_token / tp * tokens;

@@ -26,7 +26,7 @@ void add_block(const Job& job, const TrainingSetup& all, int64_t li, double tp, 
     const TrainingSetup& set = block_setup(all, li, scratch);
     const LayerSpec& l = job.model.layers[size_t(li)];
     const bool trains = all.block_trains(li);
-    const bool qlora = job.spec.train.method == Method::qlora;
+    const bool qlora = quantised_base(job.spec.train.method);
     // A block left without adapters may keep its attention unquantised (FrameworkProfile
     // qlora_unadapted_attention_unquantised): its attention then counts as frozen, its MLP as quantised.
     const bool attention_plain = qlora && set.unadapted_block && job.framework.qlora_unadapted_attention_unquantised;
@@ -62,7 +62,12 @@ void add_block(const Job& job, const TrainingSetup& all, int64_t li, double tp, 
     } else {
         p.frozen += layer;
     }
-    if (set.adapters) p.trainable += double(lora_params_in_layer(l, set.lora_mask, job.spec.train.lora.rank)) / tp;
+    if (set.adapters) {
+        const TrainSpec& t = job.spec.train;
+        const int64_t n = set.oft ? oft_params_in_layer(l, set.lora_mask, set.fused_qkv, t.oft)
+                                  : lora_params_in_layer(l, set.lora_mask, t.lora.rank);
+        p.trainable += double(n) / tp;
+    }
     if (job.spec.train.optimizer == Optimizer::adafactor && trains) {
         // Factored second moment: rows + cols per matrix (Shazeer & Stern 2018); vectors keep full state.
         const double h = double(l.hidden), i = double(l.ffn_intermediate);
@@ -108,7 +113,7 @@ void add_encoder(const Job& job, const TrainingSetup& set, StageParams& p) {
 // The embedding (first stage) and the final norms + output head (last stage).
 void add_embedding_and_head(const Job& job, const TrainingSetup& set, const StageSplit& sp, double tp, StageParams& p) {
     const ModelSpec& m = job.model;
-    const bool qlora = job.spec.train.method == Method::qlora;
+    const bool qlora = quantised_base(job.spec.train.method);
     const double vocab_shard = double(m.vocab) * double(m.hidden) / tp;
     const bool head_trains = set.head_trains();   // freeze trains the head with the last blocks; LoRA keeps it frozen
     auto add_matrix = [&](double n, bool trains) {
@@ -158,7 +163,12 @@ void add_embedding_and_head(const Job& job, const TrainingSetup& set, const Stag
         p.head_matrix = vocab_shard;
         p.head_tied = m.tie_word_embeddings && sp.has_embedding;
     }
-    if (set.lora_on_head) p.trainable += double(job.spec.train.lora.rank) * double(m.hidden + m.vocab) / tp;
+    if (set.lora_on_head) {
+        const TrainSpec& t = job.spec.train;
+        // OFT rotates the head's input (hidden wide); LoRA adds A (hidden x r) and B (r x vocab).
+        p.trainable += (set.oft ? double(oft_params_per_linear(m.hidden, oft_block_size_for(t.oft, m.hidden)))
+                                : double(t.lora.rank) * double(m.hidden + m.vocab)) / tp;
+    }
     if (job.spec.train.optimizer == Optimizer::adafactor && head_trains)
         p.adafactor_state += double(m.vocab) / tp + double(m.hidden);
 }

@@ -90,13 +90,51 @@ int64_t lora_params_in_layer(const LayerSpec& l, uint32_t mask, int64_t r) {
     return p;
 }
 
+std::vector<AdaptedInput> adapted_inputs(const LayerSpec& l, uint32_t mask, bool fused_qkv) {
+    std::vector<AdaptedInput> out;
+    auto add = [&](int64_t in, int64_t count) {
+        if (in > 0 && count > 0) out.push_back({in, count});
+    };
+    // The same linears lora_params_in_layer counts, by their input width.
+    const int64_t attn_mult = l.cross_attention ? 2 : 1;
+    if (!l.has_attention()) mask &= ~uint32_t(kQ | kK | kV | kO);
+    if (l.ffn_intermediate == 0) mask &= ~uint32_t(kGate | kUp | kDown);
+    const int qkv = fused_qkv ? ((mask & (kQ | kK | kV)) ? 1 : 0) : !!(mask & kQ) + !!(mask & kK) + !!(mask & kV);
+    add(l.hidden, attn_mult * qkv);
+    if (mask & kO) add(l.q_dim(), attn_mult);
+    if ((mask & kGate) && l.attention_output_gate) add(l.hidden, 1);
+    if (l.ssm != SsmKind::none) {
+        if (mask & kSsmIn) add(l.hidden, l.ssm == SsmKind::gated_delta ? 2 : 1);
+        if (mask & kSsmOut) add(l.ssm_inner, 1);
+        if (l.ssm == SsmKind::mamba1) {
+            if (mask & kSsmX) add(l.ssm_inner, 1);
+            if (mask & kSsmDt) add(l.ssm_dt_rank, 1);
+        }
+    }
+    const int64_t n = l.experts > 0 ? l.experts : 1;
+    add(l.hidden, n * (((mask & kGate) && l.ffn_kind == FfnKind::gated ? 1 : 0) + (mask & kUp ? 1 : 0)));
+    if (mask & kDown) add(l.ffn_intermediate, n);
+    if (l.shared_expert_intermediate > 0) {
+        add(l.hidden, (mask & shared_gate_bits() ? 1 : 0) + (mask & shared_up_bits() ? 1 : 0));
+        if (mask & shared_down_bits()) add(l.shared_expert_intermediate, 1);
+    }
+    return out;
+}
+
+int64_t oft_params_in_layer(const LayerSpec& l, uint32_t mask, bool fused_qkv, const OftConfig& oft) {
+    int64_t p = 0;
+    for (const AdaptedInput& a : adapted_inputs(l, mask, fused_qkv))
+        p += a.count * oft_params_per_linear(a.in_features, oft_block_size_for(oft, a.in_features));
+    return p;
+}
+
 namespace {
 
 // PEFT's prepare_model_for_kbit_training upcasts the unquantised parameters to fp32 (profile
 // kbit_training_upcasts_fp32); it skips GPTQ- and torchao-quantised models, so only bitsandbytes bases.
 bool kbit_upcast(const Job& job) {
     const QloraKernel k = job.spec.train.qlora.kernel;
-    return job.spec.train.method == Method::qlora && job.framework.kbit_training_upcasts_fp32 &&
+    return quantised_base(job.spec.train.method) && job.framework.kbit_training_upcasts_fp32 &&
            k != QloraKernel::auto_gptq && k != QloraKernel::torchao;
 }
 
@@ -154,7 +192,8 @@ void limit_blocks(const Job& job, TrainingSetup& s) {
 void set_adapters(const Job& job, TrainingSetup& s) {
     const TrainSpec& t = job.spec.train;
     s.full = t.method == Method::full || t.method == Method::freeze;
-    s.adapters = t.method == Method::lora || t.method == Method::qlora;
+    s.adapters = trains_adapters(t.method);
+    s.oft = oft_adapters(t.method);
     if (t.method == Method::freeze)
         s.first_trainable_layer = static_cast<int64_t>(job.model.num_layers()) - t.freeze_trainable_layers;
     limit_blocks(job, s);
@@ -174,7 +213,7 @@ void set_adapters(const Job& job, TrainingSetup& s) {
 
 // Bytes per quantised base weight under QLoRA, by kernel.
 double quantised_bytes_per_param(const TrainSpec& t, const TrainingSetup& s) {
-    if (t.method != Method::qlora) return 0;
+    if (!quantised_base(t.method)) return 0;
     // auto-gptq QuantLinear buffers (auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py __init__, v0.4.2): qweight
     // packs 32 / bits weights per int32 (bits / 8 B), and per group of group_size input rows one fp16 scale
     // (2 B) and one zero of `bits` bits packed in int32 per output column; g_idx (int32 per input row) and the

@@ -41,7 +41,8 @@ struct ElementBytes {
 struct TrainingSetup {
     ElementBytes bytes;
     bool full = false;                 // every parameter trains
-    bool adapters = false;             // LoRA / QLoRA
+    bool adapters = false;             // LoRA / QLoRA / OFT / QOFT
+    bool oft = false;                  // the adapters are OFT's input rotations (method oft / qoft), not LoRA's A and B
     uint32_t lora_mask = 0;            // which linears carry adapters
     bool lora_on_head = false;
     int64_t first_trainable_layer = 0; // freeze: layers below this need no backward at all
@@ -90,5 +91,22 @@ uint32_t lora_target_bits(const std::string& name);
 double precision_bytes(Precision p);
 // LoRA trainable parameters of one block.
 int64_t lora_params_in_layer(const LayerSpec& l, uint32_t mask, int64_t rank);
+
+// The input widths of one block's adapted linears: {in_features, how many such linears}. A fused qkv projection is
+// one linear (`fused_qkv`).
+struct AdaptedInput {
+    int64_t in_features = 0;
+    int64_t count = 0;
+};
+std::vector<AdaptedInput> adapted_inputs(const LayerSpec& l, uint32_t mask, bool fused_qkv);
+
+// OFT trainable parameters of one linear with `in_features` inputs and rotation blocks of `block`: in / block blocks,
+// each the strict upper triangle of a block x block skew-symmetric matrix (PEFT OFTLayer.update_layer: n_elements =
+// oft_block_size * (oft_block_size - 1) // 2; OFTRotationModule.weight = nn.Parameter(torch.empty(r, n_elements))).
+inline int64_t oft_params_per_linear(int64_t in_features, int64_t block) {
+    return block <= 0 ? 0 : in_features / block * (block * (block - 1) / 2);
+}
+// OFT trainable parameters of one block (0 where a block size does not divide: check_train refuses those).
+int64_t oft_params_in_layer(const LayerSpec& l, uint32_t mask, bool fused_qkv, const OftConfig& oft);
 
 }  // namespace ftb

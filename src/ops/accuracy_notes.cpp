@@ -136,7 +136,10 @@ std::vector<std::string> accuracy_notes(const Job& job) {
                                       "with the efficiencies measured on other generations",
                                       to_string(arch), sys.device.name));
     }
-    if (js.train.method == Method::qlora) out.push_back(qlora_note());
+    if (quantised_base(js.train.method)) out.push_back(qlora_note());   // qoft's base runs QLoRA's kernels
+    if (oft_adapters(js.train.method))
+        out.push_back("OFT: no measured case in validation/; its rotation (batched b x b GEMMs, the Cayley-Neumann "
+                      "blocks, the casts PEFT 0.18 makes) is counted from PEFT's source, not checked against a run");
     const bool shorter_avg = js.train.avg_seq_len > 0 && js.train.avg_seq_len < double(js.train.seq_len);
     if (!js.train.packing && (shorter_avg || js.padded_seq_len() < js.train.seq_len)) out.push_back(unpacked_note(js));
     if (job.model.encoder.present()) out.push_back(encoder_note(job));

@@ -36,7 +36,8 @@ E choose(const Fields& f, const std::string& key, const std::vector<std::pair<st
 }
 
 const std::vector<std::pair<std::string, Method>> kMethods = {
-    {"full", Method::full}, {"lora", Method::lora}, {"qlora", Method::qlora}, {"freeze", Method::freeze}};
+    {"full", Method::full}, {"lora", Method::lora}, {"qlora", Method::qlora}, {"freeze", Method::freeze},
+    {"oft", Method::oft},   {"qoft", Method::qoft}};
 const std::vector<std::pair<std::string, EncoderTraining>> kEncoderTraining = {
     {"trained", EncoderTraining::trained}, {"projector", EncoderTraining::projector}, {"frozen", EncoderTraining::frozen},
     {"adapters", EncoderTraining::adapters}};
@@ -94,6 +95,23 @@ std::string relative_to(const std::string& file, const std::string& ref) {
     return ref;
 }
 
+// train.oft: PEFT's OFTConfig takes exactly one of oft_block_size and r, the other 0 (OFTConfig.__post_init__:
+// "You can only specify either r ... or oft_block_size ..., but not both simultaneously, because r x oft_block_size
+// == in_features"). Whether they divide each adapted linear's in_features is checked with the model (check_train).
+void read_oft(const Fields& o, TrainSpec& tr) {
+    o.reject_unknown(job_keys("train.oft"));
+    const std::optional<int64_t> block = o.get_int("block_size", 0, 1 << 16), rank = o.get_int("rank", 0, 1 << 20);
+    const int64_t b = block.value_or(0), r = rank.value_or(0);
+    if (b > 0 && r > 0)
+        o.fail("rank", "given with block_size: give one of the two (PEFT: r x oft_block_size = in_features, one is 0)");
+    if (block && !rank && b == 0) o.fail("block_size", "0 without a rank: give block_size (PEFT default 32) or rank");
+    if (rank && !block && r == 0) o.fail("rank", "0 without a block_size: give rank or block_size");
+    if (block && rank && b == 0 && r == 0) o.fail("block_size", "0 and rank 0: one of the two must be set");
+    tr.oft.block_size = r > 0 ? 0 : (block ? b : tr.oft.block_size);
+    tr.oft.rank = r;
+    if (o.has("targets")) set_lora_targets(tr.lora, o.get_string_list("targets"));
+}
+
 void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
     t.reject_unknown(job_keys("train"));
     TrainSpec& tr = j.train;
@@ -141,6 +159,7 @@ void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
         tr.lora.dropout = l.get_number("dropout", 0, 0.99).value_or(tr.lora.dropout);
         if (l.has("targets")) set_lora_targets(tr.lora, l.get_string_list("targets"));
     }
+    if (t.has("oft")) read_oft(t.child("oft"), tr);
     if (t.has("qlora")) {
         Fields q = t.child("qlora");
         q.reject_unknown(job_keys("train.qlora"));
@@ -157,11 +176,14 @@ void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
         fz.reject_unknown(job_keys("train.freeze"));
         tr.freeze_trainable_layers = fz.get_int("trainable_layers", 1, 1 << 20).value_or(2);
     }
-    if ((tr.method == Method::lora || tr.method == Method::qlora) == false && t.has("lora") &&
-        tr.method != Method::freeze)
-        t.fail("lora", "given, but method is '" + std::string(to_string(tr.method)) + "' (use method: lora or qlora)");
-    if (tr.method != Method::qlora && t.has("qlora"))
-        t.fail("qlora", "given, but method is '" + std::string(to_string(tr.method)) + "'");
+    const std::string method = to_string(tr.method);
+    if (tr.method != Method::lora && tr.method != Method::qlora && t.has("lora") && tr.method != Method::freeze)
+        t.fail("lora", "given, but method is '" + method + "' (use method: lora or qlora" +
+                           (oft_adapters(tr.method) ? "; OFT's settings and targets go under train.oft)" : ")"));
+    if (!oft_adapters(tr.method) && t.has("oft"))
+        t.fail("oft", "given, but method is '" + method + "' (use method: oft or qoft)");
+    if (!quantised_base(tr.method) && t.has("qlora"))
+        t.fail("qlora", "given, but method is '" + method + "'");
 }
 
 void read_parallel(const Fields& p, JobSpec& j, int64_t devices, bool& dp_auto) {
@@ -366,10 +388,10 @@ void apply_quantized_checkpoint(const Fields& t, Job& job) {
                              std::to_string(q.bits) + "-bit, quantization_config)";
     if (tr.method == Method::full || tr.method == Method::freeze)
         t.fail("method", "'" + std::string(to_string(tr.method)) + "': " + what +
-                             " and cannot train; use method: lora (adapters over the quantised base)");
+                             " and cannot train; use method: lora or oft (adapters over the quantised base)");
     if (t.has("qlora") && t.child("qlora").has("kernel"))
         t.fail("qlora.kernel", what + "; their format sets the kernel, leave kernel out");
-    tr.method = Method::qlora;
+    tr.method = oft_adapters(tr.method) ? Method::qoft : Method::qlora;
     tr.qlora.bits = q.bits;
     tr.qlora.group_size = q.group_size;
     tr.qlora.kernel = q.format == WeightFormat::awq    ? QloraKernel::awq
@@ -496,6 +518,7 @@ void check_model_split(const Job& job) {
 
 void check_lora_targets(const JobSpec& j) {
     const std::string& file = j.file;
+    const std::string field = oft_adapters(j.train.method) ? "train.oft.targets" : "train.lora.targets";
     for (const auto& t : j.train.lora.targets)
         if (!targets_exist(t)) {
             const std::vector<std::string> names = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
@@ -504,7 +527,7 @@ void check_lora_targets(const JobSpec& j) {
                                                     "fc1", "fc2", "q", "k", "v", "o", "wi", "wi_0", "wi_1", "wo",
                                                     "w1", "w2", "w3", "qkv_proj", "gate_up_proj", "lm_head"};
             std::string hint = did_you_mean(t, names);
-            throw InputError(file, "train.lora.targets",
+            throw InputError(file, field,
                              "'" + t + "' is not a linear layer name" +
                                  (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
                                  "; use the model's HuggingFace module names (q_proj, v_proj, query_key_value, "
@@ -542,6 +565,43 @@ void check_trained_parts(const Job& job) {
                                                     " encoder is not described; use trained, projector or frozen");
 }
 
+// The divisor of in_features PEFT takes for a block size or rank that does not divide it (OFTLayer.
+// adjust_oft_parameters, v0.18.1): all of in_features when asked for more; else the nearer of the divisors just
+// below and just above, the lower one on a tie.
+int64_t peft_adjusted_oft_parameter(int64_t in, int64_t asked) {
+    if (asked >= in) return in;
+    int64_t higher = asked, lower = asked;
+    while (higher <= in && in % higher != 0) ++higher;
+    while (lower > 1 && in % lower != 0) --lower;
+    return asked - lower <= higher - asked ? lower : higher;
+}
+
+// Every adapted linear's in_features must split into OFT's blocks. PEFT would not refuse: OFTLayer.update_layer
+// moves a block size (or rank) that does not divide to the nearest divisor with a warning
+// (adjust_oft_parameters); the plan refuses instead and names the size PEFT would take.
+void check_oft_blocks(const Job& job) {
+    const OftConfig& oft = job.spec.train.oft;
+    // The CPU step's heap replay (memory/cpu_step_heap) knows LoRA's allocations, not OFT's.
+    if (job.system.cpu_only)
+        throw InputError(job.spec.file, "train.method", std::string(to_string(job.spec.train.method)) +
+                                                            ": OFT on a CPU is not modelled (the CPU step replays LoRA's "
+                                                            "allocations only)");
+    const TrainingSetup set = derive_setup(job);
+    const bool by_block = oft.block_size > 0;
+    const int64_t asked = by_block ? oft.block_size : oft.rank;
+    auto check = [&](int64_t in) {
+        if (oft_block_size_for(oft, in) > 0) return;
+        const std::string what = by_block ? "block_size" : "rank";
+        throw InputError(job.spec.file, "train.oft." + what,
+                         std::to_string(asked) + " does not divide an adapted linear's " + std::to_string(in) +
+                             " input features (PEFT needs r x oft_block_size = in_features; it would adjust the " +
+                             what + " to " + std::to_string(peft_adjusted_oft_parameter(in, asked)) + " with a warning)");
+    };
+    for (const LayerSpec& l : job.model.layers)
+        for (const AdaptedInput& a : adapted_inputs(l, set.lora_mask, set.fused_qkv)) check(a.in_features);
+    if (set.lora_on_head) check(job.model.hidden);
+}
+
 void check_train(const Job& job) {
     const JobSpec& j = job.spec;
     const ParallelSpec& p = j.parallel;
@@ -551,7 +611,8 @@ void check_train(const Job& job) {
         throw InputError(file, "train.global_batch",
                          std::to_string(j.train.global_batch) + " is not a multiple of micro_batch*dp = " +
                              std::to_string(j.train.micro_batch * p.dp));
-    if (j.train.method == Method::lora || j.train.method == Method::qlora) check_lora_targets(j);
+    if (trains_adapters(j.train.method)) check_lora_targets(j);
+    if (oft_adapters(j.train.method)) check_oft_blocks(job);
     check_trained_parts(job);
     if (j.train.method == Method::freeze && j.train.freeze_trainable_layers > static_cast<int64_t>(m.num_layers()))
         throw InputError(file, "train.freeze.trainable_layers", "more than the model's " +
@@ -595,7 +656,17 @@ void check_job(const Job& job) {
     check_offload_and_recompute(job);
 }
 
-const char* to_string(Method v) { return v == Method::full ? "full" : v == Method::lora ? "lora" : v == Method::qlora ? "qlora" : "freeze"; }
+const char* to_string(Method v) {
+    switch (v) {
+        case Method::full: return "full";
+        case Method::lora: return "lora";
+        case Method::qlora: return "qlora";
+        case Method::freeze: return "freeze";
+        case Method::oft: return "oft";
+        case Method::qoft: return "qoft";
+    }
+    return "?";
+}
 const char* to_string(EncoderTraining v) {
     return v == EncoderTraining::trained     ? "trained"
            : v == EncoderTraining::projector ? "projector"

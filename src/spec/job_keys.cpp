@@ -8,10 +8,11 @@ const std::vector<JobKeySection>& job_key_sections() {
     static const std::vector<JobKeySection> sections = {
         {"", {"model", "train", "parallel", "offload", "hardware", "data", "ops"}},
         {"train",
-         {"method", "lora", "qlora", "freeze", "precision", "weights", "fp8_weights", "reduce_dtype", "optimizer", "optimizer_impl",
+         {"method", "lora", "oft", "qlora", "freeze", "precision", "weights", "fp8_weights", "reduce_dtype", "optimizer", "optimizer_impl",
           "optimizer_in_backward", "micro_batch", "global_batch", "gradient_accumulation", "seq_len", "packing",
           "avg_seq_len", "activation_checkpointing", "recompute_layers", "attention", "loss", "compile", "framework", "encoder", "blocks"}},
         {"train.lora", {"rank", "alpha", "targets", "dropout"}},
+        {"train.oft", {"block_size", "rank", "targets"}},
         {"train.qlora", {"bits", "double_quant", "kernel"}},
         {"train.freeze", {"trainable_layers"}},
         {"parallel", {"tp", "pp", "cp", "ep", "dp", "sequence_parallel", "zero", "pp_schedule", "virtual_stages", "pp_edges_as_layers", "cp_exchange", "tp_comm_overlap"}},

@@ -11,7 +11,7 @@ bool issues_eagerly(const WorkContext& c) { return !c.compiled && !c.job.system.
 
 namespace {
 
-// LoRA A and B of each adapted linear. A fused q/k/v projection (LitGPT's LoRAQKVLinear, lit_gpt/lora.py 8641822:
+// LoRA A and B of each adapted linear (OFT: its rotation blocks). A fused q/k/v projection (LitGPT's LoRAQKVLinear, lit_gpt/lora.py 8641822:
 // one lora_A of r * sum(enable_lora) rows and one lora_B) holds one pair whichever of q, k, v it adapts.
 double adapter_tensors(const LayerSpec& l, const WorkContext& c) {
     uint32_t lora = c.set.lora_mask;
@@ -30,7 +30,8 @@ double adapter_tensors(const LayerSpec& l, const WorkContext& c) {
         linears += double(std::popcount(lora & (kSsmIn | kSsmOut)));
     // Gated DeltaNet: an in_proj target adapts in_proj_qkvz and in_proj_ba (Qwen3.5: in_proj_qkv, _z, _b, _a; two here)
     if (l.ssm == SsmKind::gated_delta) linears += ((lora & kSsmIn) ? 2 : 0) + ((lora & kSsmOut) ? 1 : 0);
-    return 2 * linears;
+    // OFT holds one tensor per adapted linear (PEFT OFTRotationModule.weight, r x b(b-1)/2).
+    return (c.set.oft ? 1 : 2) * linears;
 }
 
 // Every weight, bias and norm weight of a block that trains (experts counted as one tensor per projection kind:

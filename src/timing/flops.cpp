@@ -12,16 +12,20 @@ namespace {
 struct BlockWeights {
     double base = 0;     // every linear the token passes (router included)
     double router = 0;   // the router, which has no LoRA
-    double lora = 0;     // adapter A and B weights the token passes
+    double lora = 0;     // adapter weights the token passes (LoRA's A and B, OFT's rotation blocks)
 };
 
-BlockWeights block_weights(const LayerSpec& l, const TrainingSetup& set, double rank) {
+// OFT's adapter on a linear is its block-diagonal rotation of the input: in / b blocks of b x b, in x b weights the
+// token passes (PEFT OFTRotationModule.forward's einsum). Its Cayley-Neumann transform runs once per step, not per
+// token, and is left out here (the work builder counts its kernels).
+BlockWeights block_weights(const LayerSpec& l, const TrainingSetup& set, double rank, const OftConfig& oft) {
     const double h = double(l.hidden), q = double(l.q_dim()), kv = double(l.kv_dim()), i = double(l.ffn_intermediate);
     const uint32_t mask = set.adapters ? set.lora_mask : 0;
     BlockWeights w;
     auto linear = [&](double in, double out, double count, uint32_t bits) {
         w.base += in * out * count;
-        if (mask & bits) w.lora += rank * (in + out) * count;
+        if (!(mask & bits)) return;
+        w.lora += (set.oft ? in * double(oft_block_size_for(oft, int64_t(in))) : rank * (in + out)) * count;
     };
     const int attention_sets = !l.has_attention() ? 0 : l.cross_attention ? 2 : 1;
     for (int s = 0; s < attention_sets; ++s) {
@@ -71,7 +75,7 @@ double method_flops_per_token(const Job& job, const TrainingSetup& set, double s
         const bool needs_grad = set.block_needs_grad(int64_t(li));
         const bool trains = set.block_trains(int64_t(li));
         TrainingSetup scratch;
-        const BlockWeights w = block_weights(l, block_setup(set, int64_t(li), scratch), rank);
+        const BlockWeights w = block_weights(l, block_setup(set, int64_t(li), scratch), rank, job.spec.train.oft);
         // A state-space core counts like attention's: forward once, twice again for the input gradients.
         const double attention = attention_forward_flops(l, seq) + ssm_core_forward_flops(l, seq).total();
         flops += 2 * (w.base + w.lora) + attention;                       // forward
