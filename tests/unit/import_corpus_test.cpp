@@ -183,7 +183,7 @@ TEST(ImportCorpus, EveryUpstreamConfigImportsAndPlansOrSaysWhichField) {
     }
     // Measured floors (docs/import.md): planned fine-tuning jobs / fine-tuning jobs per tool. The per-file
     // expectations above already fail on any change; the floors say what the figures in the docs are.
-    const std::map<std::string, int> floor = {{"axolotl", 56},    {"llama_factory", 30}, {"torchtune", 38},
+    const std::map<std::string, int> floor = {{"axolotl", 57},    {"llama_factory", 30}, {"torchtune", 38},
                                               {"torchtitan", 18}, {"deepspeed", 33},    {"accelerate", 36},
                                               {"hf", 1}};
     int planned = 0, all = 0, ft_planned = 0, ft_all = 0;
