@@ -130,9 +130,17 @@ ModelSpec llava_text(const Fields& f, Json& holder) {
         holder = with_defaults(t.node(), {{"vocab_size", 32000}, {"hidden_size", 4096}, {"intermediate_size", 14336},
                                           {"num_hidden_layers", 32}, {"num_attention_heads", 32},
                                           {"num_key_value_heads", 8}});
+    else if (type == "ministral3")   // Ministral3Config defaults (transformers ministral3/configuration_ministral3.py)
+        holder = with_defaults(t.node(), {{"vocab_size", 131072}, {"hidden_size", 4096}, {"intermediate_size", 14336},
+                                          {"num_hidden_layers", 34}, {"num_attention_heads", 32},
+                                          {"num_key_value_heads", 8}, {"head_dim", 128},
+                                          {"max_position_embeddings", 262144}});
     else
-        t.fail("model_type", "text model '" + type + "' of a llava checkpoint is not one ftbound reads (llama, mistral)");
-    return text_model(f, Fields(holder, t.file(), t.path()), type);
+        t.fail("model_type",
+               "text model '" + type + "' of a llava checkpoint is not one ftbound reads (llama, mistral, ministral3)");
+    // Ministral 3 is Mistral's modules (modular_ministral3.py, transformers 00b364c7: Ministral3Attention,
+    // DecoderLayer, Model and ForCausalLM subclass the Mistral ones; only a parameter-free query scale differs).
+    return text_model(f, Fields(holder, t.file(), t.path()), type == "ministral3" ? "mistral" : type);
 }
 
 // llava (LlavaForConditionalGeneration, transformers llava/modeling_llava.py): the vision tower, and

@@ -516,6 +516,16 @@ std::vector<Tiny> tiny_models() {
          " vision_config: {model_type: pixtral, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1,"
          " num_attention_heads: 2, patch_size: 2, image_size: 8}}",
          211008, {36992, 36992}},
+        // mistral3 around a ministral3 text model (Mistral's modules, modular_ministral3.py) with Ministral3Config's
+        // head_dim 128 where none is given (MistralConfig would take 64/4 = 16): q 64*512, k/v 64*256, o 512*64 =
+        // 98,304, MLP 24,576, norms 128 -> 123,008 a block; tied: 2*123,008 + 64,000 + 64; the tower and projector
+        // above 8,960.
+        {"mistral3_ministral3",
+         "{model_type: mistral3, text_config: {model_type: ministral3, hidden_size: 64, intermediate_size: 128,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, vocab_size: 1000,"
+         " tie_word_embeddings: true}, vision_config: {model_type: pixtral, hidden_size: 16, intermediate_size: 32,"
+         " num_hidden_layers: 1, num_attention_heads: 2, patch_size: 2, image_size: 8}}",
+         319040, {123008, 123008}},
         // mllama: blocks 36,992 and, at cross_attention_layers [1], 36,992 + q_norm/k_norm 32 = 37,024; embedding
         // (1000 + 8)*64, head 64,000, norm 64, two gates: 202,594. Tower: Conv2d 3*2*2*16 = 192, class 16, gated
         // positions 1 + 5*16 + 3*2*5*16 = 561 (patches (4/2)^2 + 1 = 5, 2 ratios + 1 rows, 2 tiles), pre/post tile
