@@ -123,7 +123,7 @@ std::vector<BadJob> bad_jobs() {
         {"failure_rate_above_one", "", {"ops.failures_per_gpu_hour=2"}, "ops.failures_per_gpu_hour", "out of range"},
         {"gpus_per_node_2000", "", {"hardware={gpu: h100-sxm, gpus_per_node: 2000}"}, "hardware.gpus_per_node", "out of range"},
         // --- bad enum values ---
-        {"method", "", {"train.method=lroa"}, "train.method", "'lroa' is not one of full | lora | qlora | freeze (did you mean 'lora'?)"},
+        {"method", "", {"train.method=lroa"}, "train.method", "'lroa' is not one of full | lora | qlora | freeze | oft | qoft (did you mean 'lora'?)"},
         {"precision", "", {"train.precision=bf61"}, "train.precision", "(did you mean 'bf16'?)"},
         {"precision_case", "", {"train.precision=BF16"}, "train.precision", "(did you mean 'bf16'?)"},
         {"weights", "", {"train.weights=half"}, "train.weights", "is not one of mixed | pure"},
