@@ -136,6 +136,12 @@ struct EncoderSpec {
     bool present() const { return !modality.empty(); }
 };
 
+// An nn.Linear outside the blocks that the model holds but its forward never runs (MiMo's MTP input_proj).
+struct IdleLinear {
+    std::string name;                  // its module name, the leaf LoRA target names match
+    int64_t in = 0, out = 0;           // weight out x in, no bias
+};
+
 struct ModelSpec {
     std::string name;                  // catalog id or the config's path
     std::string architecture;          // config.json model_type
@@ -162,13 +168,21 @@ struct ModelSpec {
     bool encoder_decoder = false;
     int64_t encoder_layers = 0;        // T5: first encoder_layers entries of `layers` are the encoder
     std::vector<LayerSpec> layers;     // in execution order
+    // Modules the model class builds and loads but its forward never runs: MiMo's multi-token-prediction layers
+    // (MiMoModel.mtp_layers beside Qwen2Model's decoder layers; MiMoForCausalLM keeps Qwen2ForCausalLM.forward, and
+    // Qwen2Model.forward iterates self.layers alone). Their weights are stored like the blocks' (quantised under QLoRA)
+    // and PEFT adapts their linears by name, but they cost no compute or activations and receive no gradient.
+    std::vector<LayerSpec> idle_layers;     // their decoder blocks
+    std::vector<IdleLinear> idle_linears;   // their linears outside those blocks
+    int64_t idle_norm_params = 0;           // their norms outside those blocks
 
     const LayerSpec& layer(size_t i) const { return layers.at(i); }
     size_t num_layers() const { return layers.size(); }
     int64_t embedding_params() const { return vocab * hidden + position_embedding_params; }
     int64_t lm_head_params() const { return (tie_word_embeddings ? 0 : vocab * hidden) + (lm_head_bias ? vocab : 0); }
-    int64_t total_params() const;      // exact; tied embeddings counted once
-    int64_t active_params() const;     // per token (MoE: top-k experts)
+    int64_t idle_params() const;       // the idle modules above, exact
+    int64_t total_params() const;      // exact; tied embeddings counted once; idle modules included
+    int64_t active_params() const;     // per token (MoE: top-k experts); idle modules excluded
     bool is_moe() const;
     bool has_ssm() const;              // any block with a state-space mixer
 };

@@ -65,6 +65,7 @@ const Register reg{Command{
                 j["params"]["embedding"] = m.embedding_params();
                 j["params"]["lm_head"] = m.lm_head_params();
                 j["params"]["vision"] = m.vision_params;
+                j["params"]["idle"] = m.idle_params();
                 j["params"]["active_per_token"] = m.active_params();
                 auto per = nlohmann::ordered_json::array();
                 for (const auto& l : m.layers) per.push_back(l.params());
@@ -108,7 +109,10 @@ const Register reg{Command{
                 }
                 if (m.vision_params > 0)
                     t.add({"vision encoder and projector", fmt_count(double(m.vision_params)), std::to_string(m.vision_params)});
+                if (m.idle_params() > 0)
+                    t.add({"held, never run (MTP layers)", fmt_count(double(m.idle_params())), std::to_string(m.idle_params())});
                 const int64_t rest = m.total_params() - m.embedding_params() - m.lm_head_params() - m.vision_params -
+                                     m.idle_params() -
                                      [&] { int64_t s = 0; for (auto& x : m.layers) s += x.params(); return s; }();
                 t.add({"final norms and other", fmt_count(double(rest)), std::to_string(rest)});
                 t.add({m.tie_word_embeddings ? "lm_head (tied to the embedding)" : "lm_head",

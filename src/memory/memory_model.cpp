@@ -92,7 +92,7 @@ MemoryResult plan_memory(const Job& job, MemoryWalk* walk) {
         res.paged_bytes = std::max(res.paged_bytes, s.optimizer.paged);
         if (stage == 0) {
             const StageParams& p = s.params;
-            res.params_per_gpu = (p.trainable + p.frozen + p.quantised) / (params_sharded_at_rest(job) ? double(set.dp_shard) : 1.0);
+            res.params_per_gpu = (p.trainable + p.held + p.frozen + p.quantised) / (params_sharded_at_rest(job) ? double(set.dp_shard) : 1.0);
             res.in_flight_micro_batches = s.activations.in_flight;
             res.layer_activation_per_token = s.activations.first_block_per_token;
         }

@@ -88,7 +88,7 @@ WeightBytes weight_bytes(const Job& job, const TrainingSetup& set, const StagePa
     const bool zero3 = par.zero >= 3;
     const double shard = double(set.dp_shard);
     WeightBytes w;
-    w.stored = p.trainable * set.trainable_storage_bytes + p.frozen * set.frozen_storage_bytes +
+    w.stored = (p.trainable + p.held) * set.trainable_storage_bytes + p.frozen * set.frozen_storage_bytes +
                p.quantised * set.quant_bytes_per_param;
     if (zero3) {
         w.stored /= shard;
@@ -187,7 +187,9 @@ GradientBytes gradient_bytes(const Job& job, const TrainingSetup& set, const Sta
     }
     add_fsdp2_gradients(job, set, p, g);
     add_contiguous_gradient_buffer(job, set, g);
-    if (par.zero == 0 && par.dp > 1 && fw.ddp_gradient_buckets) g.buffers = g.full;   // DDP flat buckets
+    // DDP flat buckets, over every parameter that requires a gradient, reached or not (torch/nn/parallel/distributed.py
+    // _build_params_for_reducer keeps `p.requires_grad`): the held ones too.
+    if (par.zero == 0 && par.dp > 1 && fw.ddp_gradient_buckets) g.buffers = g.full + p.held * set.grad_bytes;
     // Optimizer in backward: gradients are consumed layer by layer, at most one block's worth exists.
     if (in_backward) g.resident = std::min(g.resident, p.largest_layer * set.grad_bytes);
     g.persist = set.grad_accumulation > 1 && !in_backward && g.accumulated == 0;

@@ -1,6 +1,7 @@
 #include "memory/stage_params.hpp"
 
 #include <algorithm>
+#include <string>
 
 namespace ftb {
 
@@ -110,6 +111,56 @@ void add_encoder(const Job& job, const TrainingSetup& set, StageParams& p) {
     (projector_trains ? p.trainable : p.frozen) += projector;
 }
 
+// Whether PEFT puts an adapter on a linear outside the blocks named `name`: all-linear takes every nn.Linear but the
+// output head; a target matches a module's name or its dotted end (peft/tuners/tuners_utils.py
+// check_target_module_exists: key == target or key.endswith("." + target)).
+bool adapts(const LoraConfig& lora, const std::string& name) {
+    if (lora.all_linear) return true;
+    for (const auto& t : lora.targets) {
+        const auto dot = t.rfind('.');
+        if ((dot == std::string::npos ? t : t.substr(dot + 1)) == name) return true;
+    }
+    return false;
+}
+
+// The modules the model holds but its forward never runs (ModelSpec::idle_layers: MiMo's MTP layer), kept with the
+// head on the last stage. QLoRA: bitsandbytes quantises every nn.Linear but the output head (transformers
+// integrations/bitsandbytes.py replace_with_bnb_linear skips only modules_to_not_convert, which
+// get_keys_to_not_convert fills with the output embedding), theirs too. LoRA and freeze keep them frozen. Full
+// fine-tuning leaves them requiring a gradient they never receive: DeepSpeed ZeRO and FSDP flatten every such
+// parameter into the buffers they give gradients and optimizer state, while torch.optim and the bitsandbytes
+// optimizers skip a parameter whose .grad is None (torch/optim/adamw.py _init_group; bitsandbytes
+// optim/optimizer.py Optimizer8bit.step), so without ZeRO or FSDP they are stored alone (`held`). PEFT adapts
+// their linears by name like any block's, and those adapters never receive a gradient either.
+void add_idle_modules(const Job& job, const TrainingSetup& set, double tp, StageParams& p) {
+    const ModelSpec& m = job.model;
+    if (m.idle_params() == 0) return;
+    const int64_t rank = job.spec.train.lora.rank;
+    double linears = 0, norms = double(m.idle_norm_params), adapters = 0;
+    for (const LayerSpec& l : m.idle_layers) {
+        linears += double(l.attention_params() + l.ffn_params() + l.ssm_linear_params());
+        norms += double(l.params() - l.attention_params() - l.ffn_params() - l.ssm_linear_params());
+        if (set.adapters) adapters += double(lora_params_in_layer(l, set.lora_mask, rank));
+    }
+    for (const IdleLinear& x : m.idle_linears) {
+        linears += double(x.in * x.out);
+        if (set.adapters && adapts(job.spec.train.lora, x.name)) adapters += double(rank * (x.in + x.out));
+    }
+    linears /= tp;
+    adapters /= tp;
+    double& unreached = job.spec.parallel.zero >= 1 ? p.trainable : p.held;
+    const Method method = job.spec.train.method;
+    if (method == Method::qlora) {
+        p.quantised += linears;
+        p.frozen += norms;
+    } else if (method == Method::full) {
+        unreached += linears + norms;
+    } else {
+        p.frozen += linears + norms;
+    }
+    unreached += adapters;
+}
+
 // The embedding (first stage) and the final norms + output head (last stage).
 void add_embedding_and_head(const Job& job, const TrainingSetup& set, const StageSplit& sp, double tp, StageParams& p) {
     const ModelSpec& m = job.model;
@@ -182,6 +233,7 @@ StageParams stage_params(const Job& job, const TrainingSetup& set, const StageSp
     for (int64_t li = sp.first; li < sp.last; ++li)
         add_block(job, set, li, tp, ep, p);
     add_embedding_and_head(job, set, sp, tp, p);
+    if (sp.has_head) add_idle_modules(job, set, tp, p);
     return p;
 }
 

@@ -25,6 +25,9 @@ struct StageParams {
     double trainable = 0;          // trainable parameters stored on this GPU (after TP/EP/PP, before ZeRO)
     double frozen = 0;             // frozen, kept in the compute dtype
     double quantised = 0;          // frozen base linears stored quantised (QLoRA)
+    // Parameters that require a gradient but never receive one (ModelSpec::idle_layers and their adapters without
+    // ZeRO or FSDP): stored like the trainable ones, with no gradient and no optimizer state.
+    double held = 0;
     double linear_weights = 0;     // parameters read by matmuls (for autocast copies)
     double largest_layer = 0;      // largest block's parameters on this GPU (ZeRO-3 gather unit)
     double largest_layer_quantised = 0;   // of those, stored quantised (gathered as stored)

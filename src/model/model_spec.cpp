@@ -118,9 +118,16 @@ int64_t LayerSpec::ssm_linear_params() const {
 
 int64_t LayerSpec::norm_params() const { return norms * hidden * (norm_bias ? 2 : 1); }
 
+int64_t ModelSpec::idle_params() const {
+    int64_t p = idle_norm_params;
+    for (const auto& l : idle_layers) p += l.params();
+    for (const auto& x : idle_linears) p += x.in * x.out;
+    return p;
+}
+
 int64_t ModelSpec::total_params() const {
     int64_t p = embedding_params() + embedding_norm_params + final_norms * final_norm_params + lm_head_params() +
-                extra_params + vision_params;
+                extra_params + vision_params + idle_params();
     for (const auto& l : layers) p += l.params();
     return p;
 }

@@ -130,6 +130,43 @@ ModelSpec read_llama_like(const Fields& f, const std::string& type) {
     return m;
 }
 
+// Checkpoints whose model class is a llama-like one (the `base` reader) plus multi-token-prediction (MTP) layers that
+// it builds and loads but its forward never runs (ModelSpec::idle_layers): one row per model_type.
+struct UnrunMtpFamily {
+    const char* model_type;
+    const char* base;                  // read_llama_like's model type for the decoder
+    const char* layers_key;            // how many MTP layers
+    int64_t layers_default;
+    const char* input_linear;          // each MTP layer's projection of [hidden state; embedding], 2 hidden -> hidden
+    int norms;                         // each MTP layer's RMSNorm(hidden)s outside its decoder block
+};
+
+// MiMo (XiaomiMiMo's remote modeling_mimo.py, loaded with trust_remote_code, as quoted at the top of modeling_mimo.py
+// in a XiaomiMiMo/MiMo snapshot, 051d98d0; the same modules in vllm-project/vllm model_executor/models/mimo_mtp.py
+// MiMoMultiTokenPredictorLayer and NVIDIA-NeMo/Megatron-Bridge models/mimo/mimo_bridge.py's weight map):
+// MiMoConfig(Qwen2Config) adds num_nextn_predict_layers (default 0); MiMoModel(Qwen2Model) adds mtp_layers, that many
+// MiMoMTPLayers of token_layernorm and hidden_layernorm (RMSNorm(hidden)), input_proj nn.Linear(2 hidden, hidden,
+// bias=False), a Qwen2 decoder layer (input_layernorm, Qwen2Attention, post_attention_layernorm, Qwen2MLP) and
+// final_layernorm. MiMoForCausalLM(Qwen2ForCausalLM) defines no forward of its own: Qwen2ForCausalLM.forward calls
+// Qwen2Model.forward, which runs embed_tokens, self.layers[:num_hidden_layers] and norm (transformers
+// models/qwen2/modeling_qwen2.py), never mtp_layers; only inference engines run them, for speculative decoding.
+constexpr UnrunMtpFamily kUnrunMtp[] = {
+    {"mimo", "qwen2", "num_nextn_predict_layers", 0, "input_proj", 3},
+};
+
+ModelSpec read_unrun_mtp(const Fields& f, const UnrunMtpFamily& t) {
+    ModelSpec m = read_llama_like(f, t.base);
+    const int64_t mtp_layers = opt_int(f, {t.layers_key}, t.layers_default, 0, kMaxLayers);
+    LayerSpec block = m.layers.back();
+    block.sliding_window = 0;   // never runs: no attention pattern to cost
+    for (int64_t i = 0; i < mtp_layers; ++i) {
+        m.idle_layers.push_back(block);
+        m.idle_linears.push_back({t.input_linear, 2 * m.hidden, m.hidden});
+        m.idle_norm_params += t.norms * m.hidden;
+    }
+    return m;
+}
+
 // SiglipVisionModel (transformers modeling_siglip.py) as Gemma 3 uses it: patch embedding (Conv2d with bias),
 // learned positions ((image/patch)^2), blocks of q/k/v/o and fc1/fc2 with biases and two LayerNorms with bias,
 // post_layernorm; the attention-pooling head only with vision_use_head.
@@ -494,6 +531,7 @@ const std::vector<FamilyReader>& core_families() {
         {"mixtral", [](const Fields& f) { return read_llama_like(f, "mixtral"); }},
         {"qwen2", [](const Fields& f) { return read_llama_like(f, "qwen2"); }},
         {"qwen2_moe", [](const Fields& f) { return read_llama_like(f, "qwen2_moe"); }},
+        {"mimo", [](const Fields& f) { return read_unrun_mtp(f, kUnrunMtp[0]); }},
         {"qwen3", [](const Fields& f) { return read_llama_like(f, "qwen3"); }},
         {"qwen3_moe", [](const Fields& f) { return read_llama_like(f, "qwen3_moe"); }},
         {"gemma", [](const Fields& f) { return read_llama_like(f, "gemma"); }},
@@ -589,6 +627,8 @@ ModelSpec model_from_hf_config(const Fields& f, const std::string& name) {
     // Exact counts stay in int64 (shapes are bounded above); refuse models beyond any hardware anyway.
     double total = double(m.vocab) * double(m.hidden) * 2;
     for (const auto& l : m.layers) total += double(l.params());
+    for (const auto& l : m.idle_layers) total += double(l.params());
+    for (const auto& x : m.idle_linears) total += double(x.in) * double(x.out);
     if (total > 1e15) f.fail("model_type", "the shapes describe more than 10^15 parameters");
     m.quantized = hf::read_quantization_config(f);
     m.architecture = t;

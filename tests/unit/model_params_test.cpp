@@ -91,6 +91,9 @@ const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
     // Card: "7 billion parameters" = the blocks outside the tied 1,048,576,000-parameter embedding (6.98B).
     {"CohereForAI/c4ai-command-r7b-12-2024", {6.5e9 + 1048576000.0, 7.5e9 + 1048576000.0}},
     {"canopylabs/orpheus-3b-0.1-pretrained", {2.5e9, 3.5e9}},    // axolotl README: "a LLaMA 3.2 3b model"
+    // "XiaomiMiMo/MiMo-7B-RL | 7.83B" total params read from the hub's safetensors metadata (with the MTP layer;
+    // without it 7.62B, with two 8.04B).
+    {"XiaomiMiMo/MiMo-7B-RL", {7.825e9, 7.835e9}},
     // "Nemotron-Mini-4B-Instruct-f16.gguf 7.8GB" (GiB): 4.19B at 2 bytes a parameter; 32 query heads would be 8.2.
     {"nvidia/Nemotron-Mini-4B-Instruct", {4.15e9, 4.25e9}},
     // llama-bench "3.61 B" for its GGUF conversions (the tied Llama 3.2 3B prints 3.21 B).
@@ -132,7 +135,7 @@ TEST(ModelParams, EveryCatalogModelMatchesSourcesTable) {
         }
         EXPECT_EQ(j["params"]["per_layer"].size(), j["layers"].get<size_t>());
         const int64_t rest = total - layers_sum - j["params"]["embedding"].get<int64_t>() - j["params"]["lm_head"].get<int64_t>() -
-                             j["params"]["vision"].get<int64_t>();
+                             j["params"]["vision"].get<int64_t>() - j["params"]["idle"].get<int64_t>();
         EXPECT_GE(rest, 0);
         // mllama also holds 8 embedding rows beyond vocab_size (MllamaTextModel: vocab_size + 8) and two scalar
         // gates per cross-attention block (8 blocks in the catalog's Llama 3.2 11B Vision).
@@ -216,6 +219,13 @@ std::vector<Tiny> tiny_models() {
          "{model_type: qwen2, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
          " num_key_value_heads: 2, vocab_size: 1000, tie_word_embeddings: true}",
          138304, {37120, 37120}},
+        // mimo: the qwen2 blocks above, untied: 2*37,120 + 64,000 + 64,000 + 64 = 202,304, plus one MTP layer that
+        // MiMoModel holds and its forward never runs (not among the blocks): a qwen2 block 37,120 + input_proj
+        // 2*64*64 = 8,192 + token/hidden/final RMSNorms 3*64 = 192 -> 45,504. Total 247,808.
+        {"mimo_mtp_layer",
+         "{model_type: mimo, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+         " num_key_value_heads: 2, vocab_size: 1000, tie_word_embeddings: false, num_nextn_predict_layers: 1}",
+         247808, {37120, 37120}},
         // qwen3: head_dim 32: attention 24,576 + q_norm/k_norm 2*32 = 24,640; mlp 24,576; norms 128 -> 49,344.
         // 2*49,344 + 64,000 + 64,000 + 64 = 226,752.
         {"qwen3_qk_norm",
@@ -821,10 +831,34 @@ TEST(ModelParams, TinyConfigsOfEveryFamilyMatchHandCounts) {
     }
 }
 
+// MiMoConfig's num_nextn_predict_layers defaults to 0 (no MTP layer); each layer adds 45,504 (mimo_mtp_layer above)
+// to the total and nothing to the blocks or the parameters a token touches.
+TEST(ModelParams, MimoMtpLayersAreHeldOutsideTheBlocks) {
+    const std::string shape =
+        "{model_type: mimo, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,"
+        " num_key_value_heads: 2, vocab_size: 1000, tie_word_embeddings: false";
+    const ftb::ModelSpec none = read(shape + "}");
+    EXPECT_EQ(none.total_params(), 202304);
+    EXPECT_EQ(none.idle_params(), 0);
+    const ftb::ModelSpec two = read(shape + ", num_nextn_predict_layers: 2}");
+    EXPECT_EQ(two.total_params(), 202304 + 2 * 45504);
+    EXPECT_EQ(two.idle_params(), 2 * 45504);
+    EXPECT_EQ(two.num_layers(), 2u);
+    EXPECT_EQ(two.active_params(), 202304);
+    ASSERT_EQ(two.idle_linears.size(), 2u);
+    EXPECT_EQ(two.idle_linears[0].name, "input_proj");
+    EXPECT_EQ(two.idle_linears[0].in, 128);
+    EXPECT_EQ(two.idle_linears[0].out, 64);
+}
+
 TEST(ModelParams, MoeActiveParams) {
     // mixtral above: active per token = attention 12,288 + top-2 experts 2*18,432 + router 256 + norms 128 = 49,536
     // per block; 2*49,536 + 64,000 + 64,000 + 64 = 227,136.
-    ftb::ModelSpec m = read(tiny_models()[7].config);
+    const auto tiny = tiny_models();
+    const auto mixtral = std::find_if(tiny.begin(), tiny.end(),
+                                      [](const Tiny& t) { return std::string(t.name) == "mixtral_experts_router"; });
+    ASSERT_NE(mixtral, tiny.end());
+    ftb::ModelSpec m = read(mixtral->config);
     ASSERT_EQ(m.architecture, "mixtral");
     EXPECT_EQ(m.active_params(), 227136);
     EXPECT_TRUE(m.is_moe());
@@ -891,6 +925,8 @@ TEST(ModelParams, HugeLayerCountIsAnInputError) {
          {R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1000000000,
               "num_attention_heads": 4, "vocab_size": 100})",
           R"({"model_type": "gpt2", "n_embd": 64, "n_layer": 1000000000000, "n_head": 4, "vocab_size": 100})",
+          R"({"model_type": "mimo", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "vocab_size": 100, "num_nextn_predict_layers": 1000000000})",
           R"({"model_type": "t5", "d_model": 32, "d_kv": 8, "d_ff": 64, "num_layers": 2, "num_decoder_layers": 1000000000,
               "num_heads": 4, "vocab_size": 100})"}) {
         const std::string path = spec_test::write_scratch("many_layers.json", cfg);
