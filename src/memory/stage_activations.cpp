@@ -1,6 +1,7 @@
 #include "memory/stage_activations.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "memory/activations.hpp"
 
@@ -147,8 +148,9 @@ StageActivations stage_activations(const Job& job, const TrainingSetup& set, con
     out.per_block.reserve(size_t(sp.blocks()));
     for (int64_t li = sp.first; li < sp.last; ++li) {
         const LayerSpec& l = m.layers[size_t(li)];
-        TrainingSetup scratch;
-        const LayerActivation a = layer_activation(l, m, job, block_setup(set, li, scratch), set.block_trains(li),
+        std::optional<TrainingSetup> scratch;   // a copy only where some blocks are outside the trained part
+        const TrainingSetup& block_set = set.blocks_limited() ? block_setup(set, li, scratch.emplace()) : set;
+        const LayerActivation a = layer_activation(l, m, job, block_set, set.block_trains(li),
                                                    set.block_needs_grad(li), set.seq_len);
         const bool needs_grad = set.block_needs_grad(li);
         if (li == sp.first) out.first_block_per_token = a.per_token;

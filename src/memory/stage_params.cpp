@@ -1,6 +1,7 @@
 #include "memory/stage_params.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 namespace ftb {
@@ -23,8 +24,8 @@ namespace {
 
 // One block's parameters into `p`: trainable, frozen or quantised, plus adapters and Adafactor's factored state.
 void add_block(const Job& job, const TrainingSetup& all, int64_t li, double tp, double ep, StageParams& p) {
-    TrainingSetup scratch;
-    const TrainingSetup& set = block_setup(all, li, scratch);
+    std::optional<TrainingSetup> scratch;   // a copy only where some blocks are outside the trained part
+    const TrainingSetup& set = all.blocks_limited() ? block_setup(all, li, scratch.emplace()) : all;
     const LayerSpec& l = job.model.layers[size_t(li)];
     const bool trains = all.block_trains(li);
     const bool qlora = quantised_base(job.spec.train.method);

@@ -2,6 +2,7 @@
 #include "timing/flops.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "model/ssm.hpp"
 
@@ -74,8 +75,9 @@ double method_flops_per_token(const Job& job, const TrainingSetup& set, double s
         const LayerSpec& l = m.layers[li];
         const bool needs_grad = set.block_needs_grad(int64_t(li));
         const bool trains = set.block_trains(int64_t(li));
-        TrainingSetup scratch;
-        const BlockWeights w = block_weights(l, block_setup(set, int64_t(li), scratch), rank, job.spec.train.oft);
+        std::optional<TrainingSetup> scratch;   // a copy only where some blocks are outside the trained part
+        const TrainingSetup& block_set = set.blocks_limited() ? block_setup(set, int64_t(li), scratch.emplace()) : set;
+        const BlockWeights w = block_weights(l, block_set, rank, job.spec.train.oft);
         // A state-space core counts like attention's: forward once, twice again for the input gradients.
         const double attention = attention_forward_flops(l, seq) + ssm_core_forward_flops(l, seq).total();
         flops += 2 * (w.base + w.lora) + attention;                       // forward

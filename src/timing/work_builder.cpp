@@ -11,6 +11,7 @@
 #include "timing/ssm_work.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <array>
 #include <cmath>
 
@@ -433,8 +434,8 @@ StageWork stage_work(const WorkContext& c, const MicroBatchShape& shape, int64_t
         const bool trains = c.set.block_trains(li) || frozen_wgrads;
         const bool needs_grad = c.set.block_needs_grad(li);
         const bool outside = c.set.outside(li);   // train.blocks leaves it out: no adapters
-        TrainingSetup scratch;
-        const WorkContext bc = with_setup(c, block_setup(c.set, li, scratch));
+        std::optional<TrainingSetup> scratch;   // a copy only where some blocks are outside the trained part
+        const WorkContext bc = with_setup(c, c.set.blocks_limited() ? block_setup(c.set, li, scratch.emplace()) : c.set);
         // Blocks of one shape and role cost the same: build each distinct block once.
         if (!prev || !same_shape(*prev, l) || trains != prev_trains || needs_grad != prev_grad || outside != prev_outside) {
             cached = layer_work(l, m, bc, shape.tokens_per_gpu, shape.compute_seq, trains, needs_grad);
