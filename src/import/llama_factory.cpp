@@ -106,22 +106,16 @@ void read_llama_factory(Mapper& m, const ImportOptions& o) {
     const Json* ft = m.take("finetuning_type");
     const std::string type = ft ? show_value(*ft) : "lora";
     const int64_t qbit = whole(m, "quantization_bit");
-    if (type == "lora") {
+    if (type == "lora" || type == "oft") {
+        // Adapters on a base quantised by bitsandbytes: qlora / qoft.
         if (qbit == 4 || qbit == 8) {
-            m.set("train.method", "qlora", "finetuning_type: lora, quantization_bit: " + std::to_string(qbit));
+            m.set("train.method", "q" + type, "finetuning_type: " + type + ", quantization_bit: " + std::to_string(qbit));
             m.set("train.qlora.bits", qbit, "quantization_bit: " + std::to_string(qbit));
         } else {
-            m.set("train.method", "lora", "finetuning_type: lora");
+            m.set("train.method", type, "finetuning_type: " + type);
         }
-        map_lora(m);
-    } else if (type == "oft") {
-        if (qbit == 4 || qbit == 8) {
-            m.set("train.method", "qoft", "finetuning_type: oft, quantization_bit: " + std::to_string(qbit));
-            m.set("train.qlora.bits", qbit, "quantization_bit: " + std::to_string(qbit));
-        } else {
-            m.set("train.method", "oft", "finetuning_type: oft");
-        }
-        map_oft(m);
+        if (type == "lora") map_lora(m);
+        else map_oft(m);
     } else if (type == "freeze") {
         m.set("train.method", "freeze", "finetuning_type: freeze");
         const int64_t n = whole(m, "freeze_trainable_layers");
