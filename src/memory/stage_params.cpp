@@ -22,6 +22,12 @@ StageSplit stage_split(int64_t layers, int64_t pp, int64_t stage, bool edges_as_
 
 namespace {
 
+// The adapters' trainable parameters in one block: OFT's rotations or LoRA's A and B on the linears `set` adapts.
+int64_t adapter_params_in_layer(const Job& job, const TrainingSetup& set, const LayerSpec& l) {
+    const TrainSpec& t = job.spec.train;
+    return set.oft ? oft_params_in_layer(l, set.lora_mask, set.fused_qkv, t.oft) : lora_params_in_layer(l, set.lora_mask, t.lora.rank);
+}
+
 // One block's parameters into `p`: trainable, frozen or quantised, plus adapters and Adafactor's factored state.
 void add_block(const Job& job, const TrainingSetup& all, int64_t li, double tp, double ep, StageParams& p) {
     std::optional<TrainingSetup> scratch;   // a copy only where some blocks are outside the trained part
@@ -64,12 +70,7 @@ void add_block(const Job& job, const TrainingSetup& all, int64_t li, double tp, 
     } else {
         p.frozen += layer;
     }
-    if (set.adapters) {
-        const TrainSpec& t = job.spec.train;
-        const int64_t n = set.oft ? oft_params_in_layer(l, set.lora_mask, set.fused_qkv, t.oft)
-                                  : lora_params_in_layer(l, set.lora_mask, t.lora.rank);
-        p.trainable += double(n) / tp;
-    }
+    if (set.adapters) p.trainable += double(adapter_params_in_layer(job, set, l)) / tp;
     if (job.spec.train.optimizer == Optimizer::adafactor && trains) {
         // Factored second moment: rows + cols per matrix (Shazeer & Stern 2018); vectors keep full state.
         const double h = double(l.hidden), i = double(l.ffn_intermediate);
@@ -141,17 +142,19 @@ void add_idle_modules(const Job& job, const TrainingSetup& set, double tp, Stage
     for (const LayerSpec& l : m.idle_layers) {
         linears += double(l.attention_params() + l.ffn_params() + l.ssm_linear_params());
         norms += double(l.params() - l.attention_params() - l.ffn_params() - l.ssm_linear_params());
-        if (set.adapters) adapters += double(lora_params_in_layer(l, set.lora_mask, rank));
+        if (set.adapters) adapters += double(adapter_params_in_layer(job, set, l));
     }
     for (const IdleLinear& x : m.idle_linears) {
         linears += double(x.in * x.out);
-        if (set.adapters && adapts(job.spec.train.lora, x.name)) adapters += double(rank * (x.in + x.out));
+        if (!set.adapters || !adapts(job.spec.train.lora, x.name)) continue;
+        adapters += set.oft ? double(oft_params_per_linear(x.in, oft_block_size_for(job.spec.train.oft, x.in)))
+                            : double(rank * (x.in + x.out));
     }
     linears /= tp;
     adapters /= tp;
     double& unreached = job.spec.parallel.zero >= 1 ? p.trainable : p.held;
     const Method method = job.spec.train.method;
-    if (method == Method::qlora) {
+    if (quantised_base(method)) {
         p.quantised += linears;
         p.frozen += norms;
     } else if (method == Method::full) {

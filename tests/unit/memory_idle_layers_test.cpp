@@ -64,6 +64,19 @@ TEST(MemoryIdleLayers, QloraQuantisesTheMtpLayerAndHoldsItsAdaptersWithoutGradie
     EXPECT_DOUBLE_EQ(b.mimo.total_params - b.qwen2.total_params, kMtpLinears + kMtpNorms);
 }
 
+// QOFT (OFT on the same bitsandbytes base), block size 32 on the default targets (the block's seven linears; they do
+// not name input_proj): the MTP layer's linears are quantised as under QLoRA, and each adapted linear holds in / 32
+// rotation blocks of 32 * 31 / 2 = 496 parameters (15.5 an input): q, k, v, gate, up 5 * 64 + o 128 + down 192 = 640
+// inputs, 9,920 fp32 parameters that never receive a gradient, x 4 B.
+TEST(MemoryIdleLayers, QoftQuantisesTheMtpLayerAndHoldsItsRotations) {
+    const Both b = plan_both({{"train.framework", "hf"}, {"train.method", "qoft"}, {"train.oft.block_size", "32"},
+                              {"train.qlora.double_quant", "false"}, {"train.weights", "mixed"},
+                              {"train.activation_checkpointing", "full"}});
+    EXPECT_DOUBLE_EQ(b.mimo_loss.weights_bytes - b.qwen2_loss.weights_bytes,
+                     kMtpLinears * 0.5625 + kMtpNorms * 4 + 9920 * 4);
+    EXPECT_DOUBLE_EQ(b.mimo.trainable_params, b.qwen2.trainable_params);
+}
+
 // An adapter target list that names the block linears alone leaves input_proj without one: 8,192 x 4 B.
 TEST(MemoryIdleLayers, NamedTargetsAdaptOnlyTheLinearsTheyName) {
     const Both b = plan_both({{"train.framework", "hf"}, {"train.method", "qlora"}, {"train.lora.rank", "8"},
