@@ -23,6 +23,7 @@
 
 #include "spec/document.hpp"
 #include "spec_test_util.hpp"
+#include "test_paths.hpp"
 
 extern char** environ;
 
@@ -359,7 +360,7 @@ public:
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_adddup2(&fa, child_out, 1);
         posix_spawn_file_actions_addopen(&fa, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        std::vector<std::string> args{FTBOUND_BINARY, "serve", "--port", "0"};
+        std::vector<std::string> args{ftb_test::binary(), "serve", "--port", "0"};
         args.insert(args.end(), extra.begin(), extra.end());
         pid_ = spawn(args, &fa);
         posix_spawn_file_actions_destroy(&fa);

@@ -9,13 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "spec_test_util.hpp"
+#include "test_paths.hpp"
 
 using spec_test::describe;
 using spec_test::run_ftbound;
 
 namespace {
 
-const std::string kExamples = std::string(FTBOUND_SOURCE_DIR) + "/examples/";
+const std::string kExamples = std::string(ftb_test::source_dir()) + "/examples/";
 
 TEST(CliPolish, TyposGetSuggestions) {
     spec_test::CliResult r = run_ftbound({"plna", kExamples + "llama3.1-8b-lora-r760xa.yaml"});
@@ -171,7 +172,7 @@ TEST(CliPolish, DiagnoseWarnsWhenTraceAndJobDiffer) {
         "model: meta-llama/Llama-3.1-8B\ntrain: {method: lora, micro_batch: 1, seq_len: 2048, activation_checkpointing: full}\n"
         "hardware: {system: dgx-a100}\n");
     spec_test::CliResult r = run_ftbound(
-        {"diagnose", std::string(FTBOUND_TEST_DATA) + "/traces/hand_new_style.json", "--plan", job, "--json"});
+        {"diagnose", std::string(ftb_test::test_data()) + "/traces/hand_new_style.json", "--plan", job, "--json"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_NE(r.err.find("warning: "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("the trace ran on 'NVIDIA H100 80GB HBM3'"), std::string::npos) << r.err;
@@ -179,7 +180,7 @@ TEST(CliPolish, DiagnoseWarnsWhenTraceAndJobDiffer) {
     const nlohmann::json j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["plan"]["warnings"].size(), 2u);
     EXPECT_TRUE(j["plan"]["advice"].is_array());
-    r = run_ftbound({"diagnose", std::string(FTBOUND_TEST_DATA) + "/traces/hand_new_style.json", "--plan", job});
+    r = run_ftbound({"diagnose", std::string(ftb_test::test_data()) + "/traces/hand_new_style.json", "--plan", job});
     ASSERT_EQ(r.exit_code, 0);
     EXPECT_NE(r.out.find("what to change for the measured bottleneck"), std::string::npos) << r.out;
 }
@@ -187,7 +188,7 @@ TEST(CliPolish, DiagnoseWarnsWhenTraceAndJobDiffer) {
 TEST(CliPolish, InstalledBinaryFindsItsCatalog) {
     namespace fs = std::filesystem;
     const std::string prefix = spec_test::scratch_dir() + "/prefix";
-    const std::string cmd = std::string("\"") + FTBOUND_CMAKE + "\" --install \"" + FTBOUND_BUILD_DIR + "\" --prefix \"" + prefix +
+    const std::string cmd = std::string("\"") + ftb_test::cmake() + "\" --install \"" + ftb_test::build_dir() + "\" --prefix \"" + prefix +
                             "\" > \"" + prefix + ".log\" 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << spec_test::slurp(prefix + ".log");
     ASSERT_TRUE(fs::exists(prefix + "/bin/ftbound"));

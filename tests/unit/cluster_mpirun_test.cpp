@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 
@@ -56,12 +57,12 @@ ShellRun shell(const std::string& command, const std::string& tag) {
 }
 
 bool have_mpirun() { return std::system("command -v mpirun >/dev/null 2>&1") == 0; }
-bool have_transport() { return fs::exists(fs::path(FTBOUND_BINARY).parent_path() / "libftbound_mpi.so"); }
+bool have_transport() { return fs::exists(fs::path(ftb_test::binary()).parent_path() / "libftbound_mpi.so"); }
 
 // Open MPI refuses root without these (CI runs as root); --oversubscribe: more ranks than this host's cores.
 // Open MPI's own allocations outlive MPI_Finalize: the LeakSanitizer suppressions name its libraries only.
 std::string mpirun() {
-    const std::string supp = std::string(FTBOUND_SOURCE_DIR) + "/tests/lsan_openmpi.supp";
+    const std::string supp = std::string(ftb_test::source_dir()) + "/tests/lsan_openmpi.supp";
     // The slow unwinder: Open MPI is built without frame pointers, and a leak's stack must reach its libraries.
     return "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
            "ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=" + supp +
@@ -69,7 +70,7 @@ std::string mpirun() {
 }
 
 std::string probe_args(const fs::path& out, int timeout_s) {
-    return std::string(FTBOUND_BINARY) + " probe --cluster --quick --no-gpu --dir " + out.parent_path().string() +
+    return std::string(ftb_test::binary()) + " probe --cluster --quick --no-gpu --dir " + out.parent_path().string() +
            " --timeout " + std::to_string(timeout_s) + " --out " + out.string();
 }
 
@@ -104,7 +105,7 @@ TEST(ClusterMpirun, FourRanksSlowRankNamedPlanTakesTheFile) {
                           "        num_hidden_layers: 6, num_attention_heads: 6, num_key_value_heads: 6}\n"
                           "train: {method: full, precision: bf16, optimizer: adamw, micro_batch: 1, global_batch: 1, seq_len: 256}\n"
                           "hardware: {system: " << out.string() << ", nodes: 1}\n";
-    ShellRun plan = shell(std::string(FTBOUND_BINARY) + " plan " + job.string() + " --json", "plan");
+    ShellRun plan = shell(std::string(ftb_test::binary()) + " plan " + job.string() + " --json", "plan");
     EXPECT_EQ(plan.code, 0) << plan.err;
     EXPECT_NE(plan.out.find("\"step\""), std::string::npos);
 }
@@ -145,7 +146,7 @@ TEST(ClusterMpirun, DeadRankIsNamedAndTheOthersFinish) {
 }
 
 TEST(ClusterMpirun, BadLauncherEnvironmentsGetOneError) {
-    const std::string bin = FTBOUND_BINARY;
+    const std::string bin = ftb_test::binary();
     const std::pair<std::string, std::string> cases[] = {
         {"env -u OMPI_COMM_WORLD_RANK", "error: environment: --cluster: no launcher's rank variables are set"},
         {"env OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=4", "error: environment: OMPI_COMM_WORLD_LOCAL_RANK: missing"},

@@ -8,6 +8,7 @@
 
 #include "plan_test_util.hpp"
 #include "spec_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
@@ -121,7 +122,7 @@ TEST(CompareCli, Errors) {
     expect_input_error({"compare", job, "--hardware", "dgx-h100", "--set", "train.micro_batch"}, "train.micro_batch");
 }
 
-std::string compare_data(const std::string& name) { return std::string(FTBOUND_TEST_DATA) + "/compare/" + name; }
+std::string compare_data(const std::string& name) { return std::string(ftb_test::test_data()) + "/compare/" + name; }
 
 Json compare_json(std::vector<std::string> args) {
     args.insert(args.begin(), "compare");

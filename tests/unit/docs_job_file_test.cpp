@@ -27,13 +27,14 @@
 #include "spec/job_file.hpp"
 #include "spec/job_keys.hpp"
 #include "spec_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 using ftb::Json;
 
 namespace {
 
-const std::string kSource = FTBOUND_SOURCE_DIR;
+const std::string kSource = ftb_test::source_dir();
 const std::string kModeline = "# yaml-language-server: $schema=../docs/job-file.schema.json";
 
 std::string read(const std::string& rel) { return spec_test::slurp(kSource + "/" + rel); }

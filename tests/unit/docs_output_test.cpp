@@ -6,6 +6,7 @@
 #include <set>
 
 #include "spec_test_util.hpp"
+#include "test_paths.hpp"
 
 using spec_test::describe;
 using spec_test::run_ftbound;
@@ -33,7 +34,7 @@ bool documented(const std::string& doc, const std::string& path) {
 }
 
 void expect_documented(const nlohmann::json& j, const std::string& what) {
-    const std::string doc = spec_test::slurp(std::string(FTBOUND_SOURCE_DIR) + "/docs/output.md");
+    const std::string doc = spec_test::slurp(std::string(ftb_test::source_dir()) + "/docs/output.md");
     std::set<std::string> paths;
     key_paths(j, "", paths);
     for (const auto& p : paths) EXPECT_TRUE(documented(doc, p)) << what << " prints `" << p << "`, docs/output.md does not list it";
@@ -45,12 +46,12 @@ nlohmann::json json_of(const std::vector<std::string>& args) {
     return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
 }
 
-const std::string kJob = std::string(FTBOUND_SOURCE_DIR) + "/examples/llama3.1-8b-lora-r760xa.yaml";
+const std::string kJob = std::string(ftb_test::source_dir()) + "/examples/llama3.1-8b-lora-r760xa.yaml";
 
 TEST(DocsOutput, PlanKeysAreDocumented) {
     expect_documented(json_of({"plan", kJob, "--json"}), "plan --json");
     // A job that does not fit prints fits_with[]; a MoE model prints its expert keys.
-    expect_documented(json_of({"plan", std::string(FTBOUND_SOURCE_DIR) + "/examples/llama3.1-70b-full-8xh100-unsharded.yaml", "--json"}),
+    expect_documented(json_of({"plan", std::string(ftb_test::source_dir()) + "/examples/llama3.1-70b-full-8xh100-unsharded.yaml", "--json"}),
                       "plan --json (does not fit)");
 }
 

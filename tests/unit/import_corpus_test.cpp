@@ -13,13 +13,14 @@
 
 #include "spec/document.hpp"
 #include "spec_test_util.hpp"
+#include "test_paths.hpp"
 
 using spec_test::describe;
 using spec_test::run_ftbound;
 
 namespace {
 
-const std::string kCorpus = std::string(FTBOUND_TEST_DATA) + "/import/corpus/";
+const std::string kCorpus = std::string(ftb_test::test_data()) + "/import/corpus/";
 
 // MANIFEST.csv: tool,repo,path,commit,local_file,license,job,expect,args.
 //   job: what the file describes: `finetune` (a training job: SFT, pre-training, LoRA/QLoRA, DPO, KTO, reward

@@ -6,13 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "spec_test_util.hpp"
+#include "test_paths.hpp"
 
 using spec_test::describe;
 using spec_test::run_ftbound;
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(FTBOUND_TEST_DATA) + "/import/" + name; }
+std::string fixture(const std::string& name) { return std::string(ftb_test::test_data()) + "/import/" + name; }
 
 struct Imported {
     nlohmann::json job;

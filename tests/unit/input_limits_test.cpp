@@ -8,6 +8,7 @@
 
 #include "plan_test_util.hpp"
 #include "spec_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace {
 
@@ -70,7 +71,7 @@ TEST(InputLimits, LongNumbersInSetAndSizes) {
 
 // A system file (hardware.system: PATH) whose host memory and GPU count hold 40,000 digits.
 TEST(InputLimits, LongNumbersInASystemFile) {
-    const std::string system = spec_test::slurp(std::string(FTBOUND_SOURCE_DIR) +
+    const std::string system = spec_test::slurp(std::string(ftb_test::source_dir()) +
                                                 "/data/systems/dell-poweredge-r760xa-4x-h100-pcie.yaml");
     for (const auto& [key, value] : {std::pair<std::string, std::string>{"host_memory:", kDigits + "GiB"},
                                      {"gpus_per_node:", kDigits}}) {
@@ -88,7 +89,7 @@ TEST(InputLimits, LongNumbersInASystemFile) {
 
 // Import configs: a 40,000-digit batch size in an axolotl and a torchtune config, and in HF TrainingArguments.
 TEST(InputLimits, LongNumbersInImportedConfigs) {
-    const std::string dir = std::string(FTBOUND_TEST_DATA) + "/import/";
+    const std::string dir = std::string(ftb_test::test_data()) + "/import/";
     const std::pair<const char*, const char*> cases[] = {{"axolotl_llama3_qlora.yml", "micro_batch_size:"},
                                                          {"torchtune_llama3_1_8B_lora_single_device.yaml", "batch_size:"},
                                                          {"hf_training_args_zero3.json", "\"per_device_train_batch_size\":"}};
@@ -171,7 +172,7 @@ namespace {
 // diagnose on a Kineto trace with a 40,000-digit duration, timestamp, device memory and correlation id, and
 // with 100,000 nested '[': an error line or a diagnosis, never a signal.
 TEST(InputLimits, LongNumbersAndDeepNestingInATrace) {
-    const std::string trace = spec_test::slurp(std::string(FTBOUND_TEST_DATA) + "/traces/hand_new_style.json");
+    const std::string trace = spec_test::slurp(std::string(ftb_test::test_data()) + "/traces/hand_new_style.json");
     const std::pair<std::string, std::string> cases[] = {{"\"dur\": 100", "\"dur\": " + kDigits},
                                                          {"\"ts\": 123456789.125", "\"ts\": " + kDigits + ".5"},
                                                          {"\"totalGlobalMem\": 85029158912", "\"totalGlobalMem\": " + kDigits},

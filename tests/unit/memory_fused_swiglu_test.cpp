@@ -10,6 +10,7 @@
 #include "memory/training_setup.hpp"
 #include "plan_test_util.hpp"
 #include "spec/job_file.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
@@ -40,7 +41,7 @@ TEST(MemoryFusedSwiglu, Llama3405bLayerUnderMegatron) {
     //   fused SwiGLU: gate and up                       2 x 2 x 53,248                = 212,992
     //   total 553,488, of which 422,400 inside tensor-parallel regions.
     // (Eager SwiGLU would add silu's output, 106,496 more: 659,984.)
-    const Job job = load_job(std::string(FTBOUND_SOURCE_DIR) + "/validation/jobs/llama3-h100-405b-g8192-cp1-s8192.yaml",
+    const Job job = load_job(std::string(ftb_test::source_dir()) + "/validation/jobs/llama3-h100-405b-g8192-cp1-s8192.yaml",
                              {"train.framework=megatron"});
     const TrainingSetup s = derive_setup(job);
     const LayerActivation a =
@@ -59,7 +60,7 @@ TEST(MemoryFusedSwiglu, Llama3405bRunsFitUnderMegatronCoresSavedTensors) {
     // 81.7 GiB against 79.2), not does_not_fit; with eager SwiGLU all three were over (87.4, 93.0, 96.0 GiB).
     for (const char* name : {"llama3-h100-405b-g8192-cp1-s8192.yaml", "llama3-h100-405b-g16384-cp1-s8192.yaml",
                              "llama3-h100-405b-g16384-cp16-s131072.yaml"}) {
-        const Job job = load_job(std::string(FTBOUND_SOURCE_DIR) + "/validation/jobs/" + name, {"train.framework=megatron"});
+        const Job job = load_job(std::string(ftb_test::source_dir()) + "/validation/jobs/" + name, {"train.framework=megatron"});
         const MemoryResult m = plan_memory(job);
         EXPECT_NE(m.verdict, MemoryVerdict::does_not_fit) << name;
     }

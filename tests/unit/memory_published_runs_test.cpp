@@ -9,12 +9,13 @@
 #include "ftbound/memory.hpp"
 #include "spec/job_file.hpp"
 #include "validate/validation.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
 
 TEST(MemoryPublishedRuns, EveryLlmFoundryBenchmarkConfigurationFits) {
-    const std::filesystem::path dir = std::filesystem::path(FTBOUND_SOURCE_DIR) / "validation";
+    const std::filesystem::path dir = std::filesystem::path(ftb_test::source_dir()) / "validation";
     const auto cases = read_cases((dir / "cases.csv").string());
     std::set<std::string> jobs;
     for (const auto& c : cases)
@@ -41,7 +42,7 @@ TEST(MemoryPublishedRuns, NoPublicRunIsPlannedAsNotFitting) {
     const std::set<std::string> known_misses = {"jobs/llama3-h100-405b-g8192-cp1-s8192.yaml",
                                                 "jobs/llama3-h100-405b-g16384-cp1-s8192.yaml",
                                                 "jobs/llama3-h100-405b-g16384-cp16-s131072.yaml"};
-    const std::filesystem::path dir = std::filesystem::path(FTBOUND_SOURCE_DIR) / "validation";
+    const std::filesystem::path dir = std::filesystem::path(ftb_test::source_dir()) / "validation";
     size_t planned = 0;
     for (const char* file : {"cases.csv", "qwen/cases.csv", "pretrain/cases.csv", "measured/cpu-vm/cases.csv"}) {
         const std::filesystem::path csv = dir / file;

@@ -12,6 +12,7 @@
 #include "memory/activations.hpp"
 #include "memory/stage_activations.hpp"
 #include "plan_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
@@ -20,7 +21,7 @@ using Row = std::map<std::string, std::string>;
 
 // One CSV of validation/measured/saved-tensors/ as rows keyed by the header.
 std::vector<Row> read_csv(const std::string& name) {
-    std::ifstream in(std::string(FTBOUND_SOURCE_DIR) + "/validation/measured/saved-tensors/" + name);
+    std::ifstream in(std::string(ftb_test::source_dir()) + "/validation/measured/saved-tensors/" + name);
     std::vector<Row> rows;
     std::vector<std::string> header;
     auto split = [](const std::string& s) {

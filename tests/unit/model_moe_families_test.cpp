@@ -14,6 +14,7 @@
 #include "spec/hf_config.hpp"
 #include "hf_config_test_util.hpp"
 #include "spec_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace {
 
@@ -182,7 +183,7 @@ TEST(MoeFamilies, AfmoeGatesAttentionAndPlacesGlobalLayers) {
 // axolotl's FSDP2 example (fsdp_version: 2, fsdp_config.offload_params, dp_shard_size: 16): fully_shard = ZeRO-3 with
 // parameters on the CPU, over 16 GPUs (2 nodes of 8).
 TEST(MoeFamilies, AxolotlFsdp2ShardsAndCountsItsDevices) {
-    const std::string file = std::string(FTBOUND_SOURCE_DIR) +
+    const std::string file = std::string(ftb_test::source_dir()) +
                              "/tests/data/import/corpus/axolotl/gpt-oss__gpt-oss-120b-fft-fsdp2-offload.yaml";
     const spec_test::CliResult r = spec_test::run_ftbound({"plan", "--from", file, "--json"});
     ASSERT_EQ(r.exit_code, 0) << spec_test::describe(r);

@@ -19,6 +19,7 @@
 #include "spec/document.hpp"
 #include "spec/hf_config.hpp"
 #include "spec_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 using spec_test::describe;
@@ -39,7 +40,7 @@ int64_t digits_of(const std::string& s) {
 }
 
 std::map<std::string, SourceRow> sources_table() {
-    std::ifstream in(std::string(FTBOUND_SOURCE_DIR) + "/data/models/SOURCES.md");
+    std::ifstream in(std::string(ftb_test::source_dir()) + "/data/models/SOURCES.md");
     std::map<std::string, SourceRow> rows;
     std::string line;
     // | id | exact total | kind | published figure and where |
@@ -54,7 +55,7 @@ std::map<std::string, SourceRow> sources_table() {
 
 std::vector<std::string> catalog_model_ids() {
     std::vector<std::string> ids;
-    const fs::path dir = fs::path(FTBOUND_SOURCE_DIR) / "data" / "models";
+    const fs::path dir = fs::path(ftb_test::source_dir()) / "data" / "models";
     for (auto& e : fs::recursive_directory_iterator(dir))
         if (e.path().extension() == ".json") {
             std::string rel = fs::relative(e.path(), dir).string();

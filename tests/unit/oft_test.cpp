@@ -13,6 +13,7 @@
 #include "memory/activations.hpp"
 #include "memory/stage_activations.hpp"
 #include "plan_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
@@ -130,7 +131,7 @@ TEST(Oft, BadBlockSizeNamesTheField) {
 // targets from lora_target (default all: adapter.py builds OFT's target_modules from it). The GPTQ and AWQ bases
 // plan as qoft (their quantization_config).
 TEST(Oft, LlamaFactoryImport) {
-    const std::string corpus = std::string(FTBOUND_TEST_DATA) + "/import/corpus/llama_factory/";
+    const std::string corpus = std::string(ftb_test::test_data()) + "/import/corpus/llama_factory/";
     spec_test::CliResult r = spec_test::run_ftbound({"import", corpus + "extras__qoft__llama3_oft_sft_gptq.yaml", "--json"});
     ASSERT_EQ(r.exit_code, 0) << spec_test::describe(r);
     const nlohmann::json t = nlohmann::json::parse(r.out)["train"];

@@ -12,6 +12,7 @@
 #include "plan_test_util.hpp"
 #include "spec/catalog.hpp"
 #include "validate/validation.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
@@ -30,7 +31,7 @@ TEST(OpsAccuracyNotes, ValidatedArchitecturesAreThoseOfTheValidationJobs) {
     std::set<std::string> seen;
     const std::regex gpu_line(R"(^\s*gpu:\s*([A-Za-z0-9._-]+))");
     for (const char* dir : {"validation/jobs", "validation/qwen/jobs"})
-        for (const auto& e : fs::directory_iterator(fs::path(FTBOUND_SOURCE_DIR) / dir)) {
+        for (const auto& e : fs::directory_iterator(fs::path(ftb_test::source_dir()) / dir)) {
             std::ifstream in(e.path());
             for (std::string line; std::getline(in, line);) {
                 std::smatch m;
@@ -74,7 +75,7 @@ TEST(OpsAccuracyNotes, OutsideTheValidatedRangeIsSaid) {
 // fails here until the figure in src/ops/accuracy_notes.cpp is updated.
 TEST(OpsAccuracyNotes, QuotedRangesAreTheValidationResults) {
     for (const auto& [name, quoted] : quoted_ranges()) {
-        const fs::path csv = fs::path(FTBOUND_SOURCE_DIR) / quoted.csv;
+        const fs::path csv = fs::path(ftb_test::source_dir()) / quoted.csv;
         std::vector<double> errors_pct;
         for (const auto& c : read_cases(csv.string())) {
             if (c.quantity != quoted.quantity || c.id.rfind(quoted.id_prefix, 0) != 0 ||

@@ -4,6 +4,7 @@
 #include "ops/energy_cost.hpp"
 #include "ops/prices.hpp"
 #include "spec/catalog.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
@@ -90,7 +91,7 @@ TEST(OpsEnergyCost, CatalogPriceIncludesPower) {
 TEST(OpsEnergyCost, AmortisedPurchaseAddsPower) {
     // tests/data/prices/amortised.yaml read by a catalog rooted there: 175,200 over 4 years = 5.0 per hour;
     // 10 h: 50 + energy 1 kW x 10 h x 1.3 x 0.15 = 1.95 -> 51.95.
-    const Catalog cat(std::string(FTBOUND_TEST_DATA) + "/catalog");
+    const Catalog cat(std::string(ftb_test::test_data()) + "/catalog");
     const auto price = cat.price("amortised-server");
     ASSERT_TRUE(price);
     EXPECT_NEAR(price->per_node_hour, 5.0, 1e-12);

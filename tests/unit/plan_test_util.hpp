@@ -11,6 +11,7 @@
 #include "spec/document.hpp"
 #include "spec/job_file.hpp"
 #include "spec_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace plan_test {
 
@@ -61,8 +62,8 @@ inline ftb::Job tiny_job(const std::vector<std::pair<std::string, std::string>>&
     return ftb::job_from_document(doc, "tiny.yaml");
 }
 
-inline std::string example(const std::string& name) { return std::string(FTBOUND_SOURCE_DIR) + "/examples/" + name; }
-inline std::string plan_data(const std::string& name) { return std::string(FTBOUND_TEST_DATA) + "/plan/" + name; }
+inline std::string example(const std::string& name) { return std::string(ftb_test::source_dir()) + "/examples/" + name; }
+inline std::string plan_data(const std::string& name) { return std::string(ftb_test::test_data()) + "/plan/" + name; }
 
 inline const std::vector<std::string>& resource_vocabulary() {
     static const std::vector<std::string> v = {"compute", "memory_bandwidth", "memory_capacity", "pcie",

@@ -8,11 +8,12 @@
 #include "ops/power.hpp"
 #include "plan_test_util.hpp"
 #include "spec/catalog.hpp"
+#include "test_paths.hpp"
 
 namespace {
 
 const std::string kCappedJob =
-    std::string(FTBOUND_SOURCE_DIR) + "/validation/pretrain/jobs/tt-h100-96-8b-g8-tp1-pp1-cp1-s8192.yaml";
+    std::string(ftb_test::source_dir()) + "/validation/pretrain/jobs/tt-h100-96-8b-g8-tp1-pp1-cp1-s8192.yaml";
 
 ftb::Job job_with_gpu(const ftb::Json& gpu) {
     ftb::Json doc = plan_test::tiny_job_document();
@@ -64,7 +65,7 @@ TEST(PowerClock, PlanStatesTheSustainedClock) {
               std::string::npos)
         << r.out;
     const ftb::Json uncapped = plan_test::plan_json(
-        {std::string(FTBOUND_SOURCE_DIR) + "/validation/pretrain/jobs/mbridge2511-h100-l3-8b-pre-g8.yaml"});
+        {std::string(ftb_test::source_dir()) + "/validation/pretrain/jobs/mbridge2511-h100-l3-8b-pre-g8.yaml"});
     EXPECT_DOUBLE_EQ(uncapped["power"]["sustained_clock_fraction"].get<double>(), 1);
 }
 

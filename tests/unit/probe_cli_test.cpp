@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 #include <sys/wait.h>
+#include "test_paths.hpp"
 
 namespace {
 struct CliRun {
@@ -17,7 +18,7 @@ struct CliRun {
 };
 CliRun run_cli(const std::string& args) {
     CliRun r;
-    std::string cmd = std::string(FTBOUND_BINARY) + " " + args + " 2>/dev/null";
+    std::string cmd = std::string(ftb_test::binary()) + " " + args + " 2>/dev/null";
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return r;
     std::array<char, 4096> buf;

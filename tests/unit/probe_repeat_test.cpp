@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 
@@ -18,7 +19,7 @@ namespace {
 
 std::string run(const std::string& args) {
     std::string out;
-    FILE* p = popen((std::string(FTBOUND_BINARY) + " " + args + " 2>/dev/null").c_str(), "r");
+    FILE* p = popen((std::string(ftb_test::binary()) + " " + args + " 2>/dev/null").c_str(), "r");
     std::array<char, 4096> buf;
     size_t n;
     while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);

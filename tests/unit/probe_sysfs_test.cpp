@@ -5,12 +5,13 @@
 #include <string>
 
 #include "probe/sysfs.hpp"
+#include "test_paths.hpp"
 
 using namespace ftb::probe;
 
 namespace {
-const std::string kServer = std::string(FTBOUND_TEST_DATA) + "/sysfs/gpu-server";
-const std::string kVm = std::string(FTBOUND_TEST_DATA) + "/sysfs/cpu-vm";
+const std::string kServer = std::string(ftb_test::test_data()) + "/sysfs/gpu-server";
+const std::string kVm = std::string(ftb_test::test_data()) + "/sysfs/cpu-vm";
 
 const PciDevice& by_address(const std::vector<PciDevice>& devs, const std::string& addr) {
     auto it = std::find_if(devs.begin(), devs.end(), [&](auto& d) { return d.address == addr; });

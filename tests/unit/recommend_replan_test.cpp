@@ -8,6 +8,7 @@
 
 #include "plan_test_util.hpp"
 #include "spec_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
@@ -114,7 +115,7 @@ namespace {
 // Moving H100 PCIe cards (TP over PCIe) to an NVSwitch server also swaps the GPU for its SXM sibling: two gains.
 // The recommendation names both, and together they make its speed-up.
 TEST(RecommendReplan, AServerWithAnotherGpuNamesTheGpuAndTheLinksGainsApart) {
-    const Json base = plan_json({std::string(FTBOUND_TEST_DATA) + "/bottlenecks/tp4_pcie_h100.yaml"});
+    const Json base = plan_json({std::string(ftb_test::test_data()) + "/bottlenecks/tp4_pcie_h100.yaml"});
     bool found = false;
     for (const Json& rec : base["recommendations"]) {
         const std::string what = rec["what"].get<std::string>();

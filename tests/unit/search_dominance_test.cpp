@@ -18,6 +18,7 @@
 #include "search/search_space.hpp"
 #include "spec/framework_support.hpp"
 #include "spec/job_file.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
@@ -28,7 +29,7 @@ constexpr double kSlack = 1e-12;
 std::vector<std::string> validation_jobs() {
     std::vector<std::string> out;
     for (const char* dir : {"validation/jobs", "validation/qwen/jobs"})
-        for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(FTBOUND_SOURCE_DIR) / dir))
+        for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(ftb_test::source_dir()) / dir))
             if (e.path().extension() == ".yaml") out.push_back(e.path().string());
     std::sort(out.begin(), out.end());
     return out;

@@ -10,6 +10,7 @@
 #include "search/search_space.hpp"
 #include "spec/framework_support.hpp"
 #include "spec/job_file.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
@@ -17,7 +18,7 @@ namespace {
 std::vector<std::string> validation_jobs() {
     std::vector<std::string> out;
     for (const char* dir : {"validation/jobs", "validation/qwen/jobs"}) {
-        const std::filesystem::path p = std::filesystem::path(FTBOUND_SOURCE_DIR) / dir;
+        const std::filesystem::path p = std::filesystem::path(ftb_test::source_dir()) / dir;
         for (const auto& e : std::filesystem::directory_iterator(p))
             if (e.path().extension() == ".yaml") out.push_back(e.path().string());
     }

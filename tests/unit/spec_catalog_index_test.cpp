@@ -12,6 +12,7 @@
 #include "spec/catalog_index.hpp"
 #include "spec/document.hpp"
 #include "spec/yaml_source.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
@@ -51,7 +52,7 @@ TEST(SpecCatalogIndex, FingerprintIsFnv1a64) {
 
 TEST(SpecCatalogIndex, EveryCatalogFileGivesTheParsersTree) {
     size_t files = 0, models = 0;
-    for (const auto& e : fs::recursive_directory_iterator(FTBOUND_DATA_DIR)) {
+    for (const auto& e : fs::recursive_directory_iterator(ftb_test::data_dir())) {
         if (!e.is_regular_file() || !indexed_catalog_file(e.path())) continue;
         ++files;
         models += e.path().extension() == ".json";
@@ -67,7 +68,7 @@ TEST(SpecCatalogIndex, EveryCatalogFileGivesTheParsersTree) {
 
 TEST(SpecCatalogIndex, IntegersKeepTheirSignedType) {
     // links/none.yaml: `bandwidth_GBps: 0` is an int64 from the reader; CBOR alone would give it back unsigned.
-    const std::optional<Json> none = prebuilt_document(slurp(fs::path(FTBOUND_DATA_DIR) / "links" / "none.yaml"));
+    const std::optional<Json> none = prebuilt_document(slurp(fs::path(ftb_test::data_dir()) / "links" / "none.yaml"));
     ASSERT_TRUE(none.has_value());
     EXPECT_TRUE(none->at("bandwidth_GBps").is_number_integer());
     EXPECT_FALSE(none->at("bandwidth_GBps").is_number_unsigned());
@@ -75,7 +76,7 @@ TEST(SpecCatalogIndex, IntegersKeepTheirSignedType) {
 }
 
 TEST(SpecCatalogIndex, AnEditedCatalogFileIsParsedAgain) {
-    const std::string text = slurp(fs::path(FTBOUND_DATA_DIR) / "links" / "none.yaml");
+    const std::string text = slurp(fs::path(ftb_test::data_dir()) / "links" / "none.yaml");
     ASSERT_NE(text.find("name: none"), std::string::npos);
     std::string renamed = text;
     renamed.replace(renamed.find("name: none"), 10, "name: nine");   // same length, other bytes

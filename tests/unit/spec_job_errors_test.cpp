@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "spec_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace {
 
@@ -422,7 +423,7 @@ TEST(SpecJobErrors, NonUtf8JobPathWithJson) {
 
 // A framework profile's default LoRA targets apply when the job names none, and a job's own targets win.
 TEST(SpecJobErrors, ProfileLoraTargetsApplyUnlessTheJobNamesItsOwn) {
-    const std::string job = std::string(FTBOUND_SOURCE_DIR) + "/validation/pretrain/jobs/nemo2412-h100-l2-7b-lora-g8.yaml";
+    const std::string job = std::string(ftb_test::source_dir()) + "/validation/pretrain/jobs/nemo2412-h100-l2-7b-lora-g8.yaml";
     auto trainable = [&](std::vector<std::string> extra) {
         std::vector<std::string> args = {"plan", job, "--json"};
         args.insert(args.end(), extra.begin(), extra.end());

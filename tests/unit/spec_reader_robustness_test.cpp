@@ -16,6 +16,7 @@
 #include "spec/hf_config.hpp"
 #include "spec/job_file.hpp"
 #include "spec_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 
@@ -83,8 +84,8 @@ void exercise(const std::string& text, const std::string& label, Findings& f) {
 
 std::vector<std::string> seed_texts() {
     std::vector<std::string> out;
-    const fs::path src(FTBOUND_SOURCE_DIR);
-    for (const fs::path& dir : {src / "data" / "models", src / "examples", fs::path(FTBOUND_TEST_DATA) / "spec"})
+    const fs::path src(ftb_test::source_dir());
+    for (const fs::path& dir : {src / "data" / "models", src / "examples", fs::path(ftb_test::test_data()) / "spec"})
         for (auto& e : fs::recursive_directory_iterator(dir))
             if (e.is_regular_file() && (e.path().extension() == ".json" || e.path().extension() == ".yaml"))
                 out.push_back(spec_test::slurp(e.path().string()));

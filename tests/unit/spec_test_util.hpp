@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include "test_paths.hpp"
 
 namespace spec_test {
 
@@ -54,9 +55,9 @@ inline std::string slurp(const std::string& path) {
     return ss.str();
 }
 
-inline std::string data_path(const std::string& rel) { return std::string(FTBOUND_TEST_DATA) + "/spec/" + rel; }
+inline std::string data_path(const std::string& rel) { return std::string(ftb_test::test_data()) + "/spec/" + rel; }
 
-// Runs FTBOUND_BINARY with `args` (no shell). A child that outlives `timeout_s` gets SIGALRM (the alarm
+// Runs the built ftbound with `args` (no shell). A child that outlives `timeout_s` gets SIGALRM (the alarm
 // survives exec); `address_limit_bytes` > 0 caps its address space so a runaway allocation fails fast
 // instead of taking the machine's memory.
 inline CliResult run_ftbound(const std::vector<std::string>& args, unsigned timeout_s = 30,
@@ -64,7 +65,7 @@ inline CliResult run_ftbound(const std::vector<std::string>& args, unsigned time
     static int counter = 0;
     const std::string base = scratch_dir() + "/run" + std::to_string(counter++);
     const std::string out_path = base + ".out", err_path = base + ".err";
-    std::vector<std::string> argv_s{FTBOUND_BINARY};
+    std::vector<std::string> argv_s{ftb_test::binary()};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : argv_s) argv.push_back(a.data());

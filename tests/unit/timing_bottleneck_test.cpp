@@ -11,11 +11,12 @@
 #include "ftbound/memory.hpp"
 #include "ftbound/timing.hpp"
 #include "spec/job_file.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
 
-std::string bottleneck_job(const std::string& name) { return std::string(FTBOUND_TEST_DATA) + "/bottlenecks/" + name; }
+std::string bottleneck_job(const std::string& name) { return std::string(ftb_test::test_data()) + "/bottlenecks/" + name; }
 
 struct Planned {
     Job job;

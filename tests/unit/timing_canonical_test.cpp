@@ -17,6 +17,7 @@
 #include "system/collectives.hpp"
 #include "timing/rates.hpp"
 #include "timing/scheduler.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
@@ -78,8 +79,8 @@ double comm_seconds(const TimeResult& t) {
            resource_seconds(t, Resource::pcie);
 }
 
-std::string bottleneck_job(const std::string& name) { return std::string(FTBOUND_TEST_DATA) + "/bottlenecks/" + name; }
-std::string example_job(const std::string& name) { return std::string(FTBOUND_SOURCE_DIR) + "/examples/" + name; }
+std::string bottleneck_job(const std::string& name) { return std::string(ftb_test::test_data()) + "/bottlenecks/" + name; }
+std::string example_job(const std::string& name) { return std::string(ftb_test::source_dir()) + "/examples/" + name; }
 
 // A spread of jobs for the identities: tiny variants, the bottleneck jobs, the shipped examples.
 std::vector<Job> identity_jobs() {

@@ -13,6 +13,7 @@
 #include "plan_test_util.hpp"
 #include "spec/job_file.hpp"
 #include "timing/flops.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
@@ -59,7 +60,7 @@ TEST(TimingFlops, HfuIsAtLeastMfuOnEveryPlan) {
     namespace fs = std::filesystem;
     std::vector<std::string> files;
     for (const char* dir : {"validation/jobs", "validation/qwen/jobs", "examples", "tests/data/plan", "tests/data/bottlenecks"})
-        for (const auto& e : fs::directory_iterator(fs::path(FTBOUND_SOURCE_DIR) / dir))
+        for (const auto& e : fs::directory_iterator(fs::path(ftb_test::source_dir()) / dir))
             if (e.path().extension() == ".yaml") files.push_back(e.path().string());
     std::sort(files.begin(), files.end());
     ASSERT_GT(files.size(), 100u);

@@ -8,11 +8,12 @@
 #include "trace/diagnose_report.hpp"
 #include "trace/trace_analysis.hpp"
 #include "trace/trace_file.hpp"
+#include "test_paths.hpp"
 
 using namespace ftb::trace;
 
 namespace {
-std::string data_path(const std::string& name) { return std::string(FTBOUND_TEST_DATA) + "/traces/" + name; }
+std::string data_path(const std::string& name) { return std::string(ftb_test::test_data()) + "/traces/" + name; }
 
 struct Expected {
     const char* file;

@@ -8,13 +8,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include "test_paths.hpp"
 
 namespace {
 struct CliRun {
     int code;
     std::string out, err;
 };
-std::string data_path(const std::string& name) { return std::string(FTBOUND_TEST_DATA) + "/traces/" + name; }
+std::string data_path(const std::string& name) { return std::string(ftb_test::test_data()) + "/traces/" + name; }
 // ctest runs each test as its own process, several at once: every scratch path carries the process id.
 std::string scratch_path(const std::string& name) {
     return ::testing::TempDir() + "ftb_trace_cli_" + std::to_string(getpid()) + "_" + name;
@@ -32,7 +33,7 @@ std::string slurp(const std::string& path) {
 }
 CliRun run_diagnose_cli(const std::string& args) {
     std::string err_path = scratch_path("stderr");
-    std::string cmd = std::string(FTBOUND_BINARY) + " diagnose " + args + " 2>" + err_path;
+    std::string cmd = std::string(ftb_test::binary()) + " diagnose " + args + " 2>" + err_path;
     CliRun r{};
     FILE* p = popen(cmd.c_str(), "r");
     std::array<char, 4096> buf;

@@ -10,11 +10,12 @@
 #include "trace/kineto_reader.hpp"
 #include "trace/time_units.hpp"
 #include "trace/trace_file.hpp"
+#include "test_paths.hpp"
 
 using namespace ftb::trace;
 
 namespace {
-std::string data_path(const std::string& name) { return std::string(FTBOUND_TEST_DATA) + "/traces/" + name; }
+std::string data_path(const std::string& name) { return std::string(ftb_test::test_data()) + "/traces/" + name; }
 std::string slurp(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     std::stringstream ss;

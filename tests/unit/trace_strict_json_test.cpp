@@ -8,6 +8,7 @@
 #include "trace/kineto_reader.hpp"
 #include "trace/strict_json.hpp"
 #include "trace/trace_file.hpp"
+#include "test_paths.hpp"
 
 using namespace ftb::trace;
 using Stop = StrictJsonCursor::Stop;
@@ -83,8 +84,8 @@ TEST(StrictJson, NestingDeeperThanItsLimitGoesToTheFullParser) {
 // Fed one byte at a time, no event is ever whole in the reader's buffer when it starts, so every event goes
 // through the full parser; read in one piece, nearly every event takes the fast path. The tables must agree.
 TEST(StrictJson, FastAndFullParsersGiveTheSameTablesOnARealTrace) {
-    const TraceTables fast = read_trace_file(std::string(FTBOUND_TEST_DATA) + "/traces/hta_sampled_rank-0.json.gz");
-    gzFile gz = gzopen((std::string(FTBOUND_TEST_DATA) + "/traces/hta_sampled_rank-0.json.gz").c_str(), "rb");
+    const TraceTables fast = read_trace_file(std::string(ftb_test::test_data()) + "/traces/hta_sampled_rank-0.json.gz");
+    gzFile gz = gzopen((std::string(ftb_test::test_data()) + "/traces/hta_sampled_rank-0.json.gz").c_str(), "rb");
     ASSERT_NE(gz, nullptr);
     std::string doc;
     char chunk[1 << 16];

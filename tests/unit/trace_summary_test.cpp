@@ -14,13 +14,14 @@
 #include "ftbound/error.hpp"
 #include "trace/diagnose_summary.hpp"
 #include "trace/trace_file.hpp"
+#include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 using namespace ftb::trace;
 
 namespace {
 
-std::string trace_path(const std::string& name) { return std::string(FTBOUND_TEST_DATA) + "/traces/" + name; }
+std::string trace_path(const std::string& name) { return std::string(ftb_test::test_data()) + "/traces/" + name; }
 
 fs::path scratch(const std::string& name) {
     fs::path p = fs::path(::testing::TempDir()) / ("ftb_summary_" + std::to_string(getpid())) / name;
@@ -35,7 +36,7 @@ struct CliRun {
 
 CliRun run_cli(const std::string& args) {
     CliRun r;
-    FILE* p = popen((std::string(FTBOUND_BINARY) + " " + args + " 2>/dev/null").c_str(), "r");
+    FILE* p = popen((std::string(ftb_test::binary()) + " " + args + " 2>/dev/null").c_str(), "r");
     std::array<char, 4096> buf;
     std::size_t n;
     while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);

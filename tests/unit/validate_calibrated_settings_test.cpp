@@ -4,11 +4,12 @@
 
 #include "spec/job_file.hpp"
 #include "validate/calibrated_settings.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
 
-const std::string kJobs = std::string(FTBOUND_SOURCE_DIR) + "/validation/jobs/";
+const std::string kJobs = std::string(ftb_test::source_dir()) + "/validation/jobs/";
 
 LoadedCase loaded(const std::string& job, const std::string& quantity, const std::string& quality) {
     LoadedCase lc;

@@ -8,6 +8,7 @@
 
 #include "spec_test_util.hpp"
 #include "validate/leave_out.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
@@ -123,7 +124,7 @@ TEST(ValidateLeaveOut, ReleasesOfOnePublicationAreOneSource) {
 // The CLI's pins: they are written and checked for the whole pool, a rise exits 3, a cases file missing from the
 // pool is an input error.
 TEST(ValidateLeaveOut, CliPinsTheLeftOutFiguresOfThePool) {
-    const std::string job = std::string(FTBOUND_SOURCE_DIR) + "/examples/llama3.1-8b-lora-r760xa.yaml";
+    const std::string job = std::string(ftb_test::source_dir()) + "/examples/llama3.1-8b-lora-r760xa.yaml";
     spec_test::write_scratch("leave_out_cli/job.yaml", spec_test::slurp(job));
     spec_test::write_scratch("leave_out_cli/cases.csv", "id,job,quantity,measured,unit,source,note\n"
                                                         "x-1,job.yaml,tokens_per_second_per_gpu,5000,tokens/s,test,\n");

@@ -12,13 +12,14 @@
 
 #include "spec/document.hpp"
 #include "validate/validation.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kValidation = std::string(FTBOUND_SOURCE_DIR) + "/validation";
+const std::string kValidation = std::string(ftb_test::source_dir()) + "/validation";
 const std::vector<std::string> kCaseFiles = {"cases.csv", "qwen/cases.csv", "pretrain/cases.csv",
                                              "measured/cpu-vm/cases.csv"};
 

@@ -16,6 +16,7 @@
 #include "report/table.hpp"
 #include "spec_test_util.hpp"
 #include "web/html_page.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
@@ -138,7 +139,7 @@ std::string write_report(const std::string& name, std::vector<std::string> args,
     return file;
 }
 
-std::string trace(const std::string& name) { return std::string(FTBOUND_TEST_DATA) + "/traces/" + name; }
+std::string trace(const std::string& name) { return std::string(ftb_test::test_data()) + "/traces/" + name; }
 
 TEST(WebBrowser, EveryReportDrawsItsJson) {
     Json plan, tight, compare, diagnose;
@@ -157,7 +158,7 @@ TEST(WebBrowser, EveryReportDrawsItsJson) {
                      diagnose);
     // search: the contract's document, drawn by the same page builder the command uses.
     auto search_page = [](const std::string& name, Json& doc) {
-        doc = Json::parse(spec_test::slurp(std::string(FTBOUND_TEST_DATA) + "/web/" + name + ".json"));
+        doc = Json::parse(spec_test::slurp(std::string(ftb_test::test_data()) + "/web/" + name + ".json"));
         const std::string file = spec_test::scratch_dir() + "/" + name + ".html";
         std::ofstream(file) << web::report_page(web::ReportKind::search, doc.dump(), name);
         return file;

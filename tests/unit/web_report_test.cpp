@@ -9,6 +9,7 @@
 #include "plan_test_util.hpp"
 #include "spec_test_util.hpp"
 #include "web/html_page.hpp"
+#include "test_paths.hpp"
 
 namespace ftb {
 namespace {
@@ -17,7 +18,7 @@ using plan_test::example;
 using spec_test::describe;
 using spec_test::run_ftbound;
 
-std::string trace(const std::string& name) { return std::string(FTBOUND_TEST_DATA) + "/traces/" + name; }
+std::string trace(const std::string& name) { return std::string(ftb_test::test_data()) + "/traces/" + name; }
 
 // The JSON document a page carries.
 Json embedded_document(const std::string& html) {
