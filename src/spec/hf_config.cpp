@@ -3,6 +3,7 @@
 #include "spec/hf_config.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "ftbound/error.hpp"
 #include "spec/hf_family.hpp"
@@ -237,7 +238,24 @@ ModelSpec read_phi(const Fields& f) {
     return m;
 }
 
-ModelSpec read_gpt2(const Fields& f) {
+// GPT-2-layout families (Conv1D c_attn / c_proj / c_fc with biases, ln_1 / ln_2 / ln_f LayerNorms, tied wte), one
+// row per model_type. btlm is Cerebras' remote code (cerebras/btlm-3b-8k-base modeling_btlm.py, BTLMConfig): GPT-2
+// plus a position_embedding_type of "learned" (the wpe table) or "alibi" (AlibiPositionEmbeddingLayer: no wpe; its
+// per-head slopes are a fixed nn.Parameter with requires_grad=False, never trained, so not counted), and
+// activation_function "swiglu", which adds c_fc2 (n_embd -> n_inner, with bias) and multiplies c_fc by silu(c_fc2):
+// the gated MLP. The muP multipliers (mup_*) scale activations only.
+struct Gpt2Layout {
+    const char* model_type;
+    const char* position_key;   // a key choosing learned | alibi positions (nullptr: always learned)
+    const char* gated_act;      // the activation_function value that selects the gated MLP (nullptr: never)
+};
+
+constexpr std::array<Gpt2Layout, 2> kGpt2Layouts = {{
+    {"gpt2", nullptr, nullptr},
+    {"btlm", "position_embedding_type", "swiglu"},
+}};
+
+ModelSpec read_gpt2_layout(const Fields& f, const Gpt2Layout& t) {
     ModelSpec m;
     m.hidden = need_int(f, {"n_embd", "hidden_size"});
     m.vocab = need_int(f, {"vocab_size"});
@@ -245,15 +263,25 @@ ModelSpec read_gpt2(const Fields& f) {
     const int64_t heads = need_int(f, {"n_head", "num_attention_heads"});
     check_divisible(f, "n_head", m.hidden, heads);
     m.max_positions = opt_int(f, {"n_positions", "max_position_embeddings"}, 1024, 1);
-    m.position = PositionKind::learned;
-    m.position_embedding_params = m.max_positions * m.hidden;   // wpe
+    const std::string position = t.position_key ? f.get_string(t.position_key).value_or("learned") : "learned";
+    if (position == "alibi") {
+        m.position = PositionKind::alibi;
+    } else if (position == "learned") {
+        m.position = PositionKind::learned;
+        m.position_embedding_params = m.max_positions * m.hidden;   // wpe
+    } else {
+        f.fail(t.position_key, "'" + position + "' is not a position embedding " + t.model_type +
+                                   " has; expected learned | alibi");
+    }
     m.norm = NormKind::layernorm;
     m.final_norm_params = 2 * m.hidden;
     m.tie_word_embeddings = opt_bool(f, "tie_word_embeddings", true);
     m.activation = f.get_string("activation_function").value_or("gelu_new");
+    const bool gated = t.gated_act != nullptr && m.activation == t.gated_act;
+    if (gated) m.activation = "silu";
     const int64_t inner = opt_int(f, {"n_inner"}, 4 * m.hidden, 1);
     LayerSpec l = base_layer(m.hidden, heads, heads, m.hidden / heads, inner);
-    l.ffn_kind = FfnKind::plain;
+    l.ffn_kind = gated ? FfnKind::gated : FfnKind::plain;
     l.qkv_bias = l.o_bias = l.mlp_bias = true;
     l.norm_bias = true;
     m.layers.assign(layers, l);
@@ -496,7 +524,7 @@ void read_dropout(const Fields& f, const std::string& t, ModelSpec& m) {
             if (g.has(k)) return *g.get_number(k, 0, 1);
         return dflt;
     };
-    if (t == "gpt2") {
+    if (t == "gpt2" || t == "btlm") {   // BTLMConfig keeps GPT2Config's attn_pdrop / resid_pdrop
         m.attention_dropout = rate(f, {"attn_pdrop"}, 0.1);
         m.hidden_dropout = rate(f, {"resid_pdrop"}, 0.1);
     } else if (t == "t5" || t == "mt5") {
@@ -540,7 +568,8 @@ const std::vector<FamilyReader>& core_families() {
         {"gemma3_text", [](const Fields& f) { return read_llama_like(f, "gemma3_text"); }},
         {"phi", read_phi},
         {"phi3", [](const Fields& f) { return read_llama_like(f, "phi3"); }},
-        {"gpt2", read_gpt2},
+        {"gpt2", [](const Fields& f) { return read_gpt2_layout(f, kGpt2Layouts[0]); }},
+        {"btlm", [](const Fields& f) { return read_gpt2_layout(f, kGpt2Layouts[1]); }},
         {"gpt_neox", read_gpt_neox},
         {"mpt", read_mpt},
         {"falcon", read_falcon},

@@ -81,6 +81,8 @@ const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
     {"bigscience/T0_3B", {2.5e9, 3.5e9}},           // card: "3 billion"
     {"bigscience/mt0-xxl", {12.5e9, 13.5e9}},       // card / mT5 paper: "13B"
     {"facebook/opt-1.3b", {1.25e9, 1.35e9}},        // OPT paper Table 1: 1.3B
+    // The hub's bf16 pytorch_model.bin is 5.29 GB (tied head stored once): 2 bytes a parameter, 2.6425B-2.6475B.
+    {"cerebras/btlm-3b-8k-base", {2.6425e9, 2.6475e9}},
     {"google-t5/t5-small", {55e6, 65e6}},           // T5 card: "60 million"
     {"deepseek-ai/DeepSeek-V2-Lite", {15.65e9, 15.75e9}},        // model card: 15.7B total
     {"openai/gpt-oss-120b", {116.825e9, 116.835e9}},             // gpt-oss model card: 116.83B total
@@ -284,6 +286,18 @@ std::vector<Tiny> tiny_models() {
         {"gpt2",
          "{model_type: gpt2, n_embd: 64, n_layer: 2, n_head: 4, n_positions: 128, vocab_size: 1000}", 172288,
          {49984, 49984}},
+        // btlm (cerebras modeling_btlm.py), ALiBi + SwiGLU: no wpe; c_attn 12,480 + c_proj 4,160 + c_fc and c_fc2
+        // 2*(64*96+96) = 12,480 + c_proj 96*64+64 = 6,208 + ln_1/ln_2 256 = 35,584; wte 64,000 (tied) + ln_f 128:
+        // 2*35,584 + 64,128 = 135,296.
+        {"btlm_alibi_swiglu",
+         "{model_type: btlm, n_embd: 64, n_layer: 2, n_head: 4, n_inner: 96, n_positions: 128, vocab_size: 1000,"
+         " position_embedding_type: alibi, activation_function: swiglu}",
+         135296, {35584, 35584}},
+        // btlm with learned positions and a plain GELU MLP (the Cerebras-GPT muP checkpoints): GPT-2's count.
+        {"btlm_learned_gelu",
+         "{model_type: btlm, n_embd: 64, n_layer: 2, n_head: 4, n_positions: 128, vocab_size: 1000,"
+         " position_embedding_type: learned, activation_function: gelu}",
+         172288, {49984, 49984}},
         // gpt_neox: query_key_value 12,480 + dense 4,160 + h_to_4h 16,640 + 4h_to_h 16,448 + 2 LN 256 = 49,984;
         // rotary (no table), untied embed_out: 2*49,984 + 64,000 + 64,000 + 128 = 228,096.
         {"gpt_neox",

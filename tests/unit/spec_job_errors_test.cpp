@@ -220,6 +220,10 @@ std::vector<BadJob> bad_jobs() {
         {"inline_model_missing_layers",
          composed("{model_type: gpt2, n_embd: 64, n_head: 4, vocab_size: 10}", 1), {}, "model.n_layer", "give n_layer or num_hidden_layers"},
         {"inline_model_missing_model_type", composed("{hidden_size: 64}", 1), {}, "model.model_type", "missing"},
+        // BTLM positions are GPT-2's learned table or ALiBi; anything else is no position scheme modeling_btlm.py has.
+        {"inline_model_btlm_rotary_positions",
+         composed("{model_type: btlm, n_embd: 64, n_layer: 2, n_head: 4, vocab_size: 10, position_embedding_type: rotary}", 1),
+         {}, "model.position_embedding_type", "'rotary' is not a position embedding btlm has; expected learned | alibi"},
         // The duplicate is inside `model`, so the message must give its dotted path.
         {"inline_model_duplicate_key", composed(kTinyInline + ", intermediate_size: 160, model_type: llama3}", 1), {},
          "model.model_type", "key appears twice"},
