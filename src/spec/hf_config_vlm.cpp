@@ -300,6 +300,47 @@ ModelSpec read_mllama(const Fields& f) {
     return m;
 }
 
+// MOSS-VL (OpenMOSS-Team/MOSS-VL-*, remote code modeling_moss_vl.py MossVLVisionModel): Qwen3-VL's tower (Conv3d
+// patch embed with bias, a learned position table, blocks of qkv/proj and linear_fc1/fc2 with biases and two
+// LayerNorms) and one merger over the last block's and every deepstack_visual_indexes block's features concatenated
+// (MossVLVisionPatchMerger: a LayerNorm(hidden) per feature, linear_fc1 [h m^2 (1 + deepstack) -> same] and linear_fc2
+// [-> out_hidden_size], with biases), not Qwen3-VL's merger per deepstack feature.
+EncoderSpec moss_vl_vision(const Fields& v) {
+    const QwenVision s = qwen_vision_shape(v, "hidden_size");
+    const TowerBlock b{s.h, need_int(v, {"intermediate_size"}), true, true, false, true};
+    const int64_t features = 1 + static_cast<int64_t>(layer_list(v, "deepstack_visual_indexes").size());
+    const int64_t wide = s.h * s.merge * s.merge * features;
+    const int64_t out = need_int(v, {"out_hidden_size"});
+    const int64_t merger = features * 2 * s.h + linear(wide, wide, true) + linear(wide, out, true);
+    const int64_t positions = need_int(v, {"num_position_embeddings"});
+    return vision("moss_vl", s.patch_in * s.h + s.h + positions * s.h + s.depth * b.params(), merger, s.depth, s.h);
+}
+
+// moss_vl (MossVLForConditionalGeneration): a Qwen3 text model (q_norm / k_norm RMSNorm(head_dim)) whose layers at
+// text_config.cross_attention_layers are MossVLCrossAttentionDecoderLayer: attention over the vision states with the
+// same q/k/v/o and q/k norm shapes, the same MLP and two norms, and two scalar tanh gates; MossVLModel also learns a
+// separator_token of out_hidden_size that follows each image's or frame's vision tokens.
+ModelSpec read_moss_vl(const Fields& f) {
+    if (!f.has("text_config")) f.fail("text_config", "missing (the language model's config)");
+    if (!f.has("vision_config")) f.fail("vision_config", "missing (the vision tower's config)");
+    const Fields text = f.child("text_config");
+    if (!text.has("cross_attention_layers"))
+        text.fail("cross_attention_layers", "missing (the layers that attend to the vision states)");
+    ModelSpec m = text_model(f, text, "qwen3");
+    const std::vector<int64_t> cross = layer_list(text, "cross_attention_layers");
+    for (const int64_t i : cross) {
+        if (i < 0 || i >= static_cast<int64_t>(m.layers.size()))
+            text.fail("cross_attention_layers", "layer " + std::to_string(i) + " is not one of the " +
+                                                    std::to_string(m.layers.size()) + " layers");
+        m.layers[size_t(i)].attends_encoder = true;
+    }
+    const Fields v = f.child("vision_config");
+    // The two gates of each cross-attention layer and the separator token.
+    m.extra_params = 2 * static_cast<int64_t>(cross.size()) + need_int(v, {"out_hidden_size"});
+    attach(m, moss_vl_vision(v));
+    return m;
+}
+
 // torchtitan's vlm experiment (torchtitan/experiments/vlm, Llama3Siglip2Transformer in model/model.py), which has no
 // HF checkpoint: the torchtitan importer writes its flavor as this config. A Llama 3 text model (text_config) and a
 // SigLIP2 encoder (model/siglip2.py VisionTransformer: patch_embedding Linear [channels x patch^2 -> dim] with bias,
@@ -514,6 +555,7 @@ const std::vector<FamilyReader>& vlm_families() {
         {"llava", read_llava},
         {"mistral3", read_mistral3},
         {"mllama", read_mllama},
+        {"moss_vl", read_moss_vl},
         {"qwen2_vl", [](const Fields& f) { return read_qwen_vl<qwen2_vl_vision>(f, "qwen2"); }},
         {"qwen2_5_vl", [](const Fields& f) { return read_qwen_vl<qwen2_5_vl_vision>(f, "qwen2"); }},
         {"qwen3_vl", [](const Fields& f) { return read_qwen_vl<qwen3_vl_vision>(f, "qwen3"); }},

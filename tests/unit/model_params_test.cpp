@@ -83,6 +83,7 @@ const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
     {"facebook/opt-1.3b", {1.25e9, 1.35e9}},        // OPT paper Table 1: 1.3B
     // The hub's bf16 pytorch_model.bin is 5.29 GB (tied head stored once): 2 bytes a parameter, 2.6425B-2.6475B.
     {"cerebras/btlm-3b-8k-base", {2.6425e9, 2.6475e9}},
+    {"OpenMOSS-Team/MOSS-VL-Instruct-0708", {10.5e9, 11.5e9}},   // OpenMOSS/MOSS-VL README model table: 11B
     {"google-t5/t5-small", {55e6, 65e6}},           // T5 card: "60 million"
     {"deepseek-ai/DeepSeek-V2-Lite", {15.65e9, 15.75e9}},        // model card: 15.7B total
     {"openai/gpt-oss-120b", {116.825e9, 116.835e9}},             // gpt-oss model card: 116.83B total
@@ -566,6 +567,17 @@ std::vector<Tiny> tiny_models() {
          " num_global_layers: 1, attention_heads: 2, image_size: 4, patch_size: 2, max_num_tiles: 2,"
          " vision_output_dim: 32, supported_aspect_ratios: [[1, 1], [1, 2]]}}",
          210055, {36992, 37024}},
+        // moss_vl: the qwen3 text model (blocks 37,024, the cross-attention layer [1] the same shapes), untied:
+        // 2*37,024 + 128,000 + 64 = 202,112; two gates + separator token 64 = 66. Tower: Conv3d [3*1*2*2 -> 32] with
+        // bias 416, positions 16*32 = 512, block 4*32*32 + 128 + fc1/fc2 4,192 + LayerNorms 128 = 8,544 -> 9,472;
+        // merger over 2 features: LayerNorms 2*64 = 128, fc1 [256 -> 256] 65,792, fc2 [256 -> 64] 16,448 -> 82,368.
+        {"moss_vl",
+         "{model_type: moss_vl, tie_word_embeddings: false, text_config: {model_type: moss_vl_text, hidden_size: 64,"
+         " intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16,"
+         " vocab_size: 1000, cross_attention_layers: [1]}, vision_config: {depth: 1, hidden_size: 32,"
+         " intermediate_size: 64, num_heads: 4, out_hidden_size: 64, patch_size: 2, spatial_merge_size: 2,"
+         " temporal_patch_size: 1, in_channels: 3, num_position_embeddings: 16, deepstack_visual_indexes: [0]}}",
+         294018, {37024, 37024}},
         // llama3_siglip2 (torchtitan's vlm experiment): the tiny llama 202,048; SigLIP2 encoder: patch Linear
         // [3*2*2 -> 16] + 16 = 208, positions 4*16 = 64, block 2,224, post_layernorm 32 -> 2,528; Projector
         // [16 -> 16] + 16 = 272 and [16 -> 64] + 64 = 1,088 -> 1,360.

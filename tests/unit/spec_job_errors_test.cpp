@@ -220,6 +220,18 @@ std::vector<BadJob> bad_jobs() {
         {"inline_model_missing_layers",
          composed("{model_type: gpt2, n_embd: 64, n_head: 4, vocab_size: 10}", 1), {}, "model.n_layer", "give n_layer or num_hidden_layers"},
         {"inline_model_missing_model_type", composed("{hidden_size: 64}", 1), {}, "model.model_type", "missing"},
+        // MOSS-VL's cross-attention layers must be named, and be layers of the text model.
+        {"inline_model_moss_vl_cross_layer_out_of_range",
+         composed("{model_type: moss_vl, text_config: {hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,"
+                  " num_attention_heads: 4, vocab_size: 10, cross_attention_layers: [5]}, vision_config: {depth: 1,"
+                  " hidden_size: 16, intermediate_size: 32, out_hidden_size: 64, patch_size: 2,"
+                  " num_position_embeddings: 4}}", 1),
+         {}, "model.text_config.cross_attention_layers", "layer 5 is not one of the 2 layers"},
+        {"inline_model_moss_vl_without_cross_layers",
+         composed("{model_type: moss_vl, text_config: {hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,"
+                  " num_attention_heads: 4, vocab_size: 10}, vision_config: {depth: 1, hidden_size: 16,"
+                  " intermediate_size: 32, out_hidden_size: 64, patch_size: 2, num_position_embeddings: 4}}", 1),
+         {}, "model.text_config.cross_attention_layers", "missing (the layers that attend to the vision states)"},
         // BTLM positions are GPT-2's learned table or ALiBi; anything else is no position scheme modeling_btlm.py has.
         {"inline_model_btlm_rotary_positions",
          composed("{model_type: btlm, n_embd: 64, n_layer: 2, n_head: 4, vocab_size: 10, position_embedding_type: rotary}", 1),
