@@ -167,4 +167,18 @@ TEST(HybridFamilies, LoraTargetsOnTheMixer) {
     EXPECT_EQ(ftb::lora_params_in_layer(l, ftb::kSsmX | ftb::kSsmDt, 8), 8 * (128 + 36) + 8 * (4 + 128));
 }
 
+// LoRA on a latent MoE block (hidden 64, latent 16, 4 experts of 16, shared 48, rank 8): fc1/fc2_latent_proj by name
+// 2 * 8 (64 + 16) = 1,280; up_proj adapts the 4 experts over the latent 4 * 8 (16 + 16) = 1,024 and the shared
+// expert 8 (64 + 48) = 896; gate_proj adapts nothing (neither the experts nor the shared expert has a gate).
+TEST(HybridFamilies, LoraTargetsOnTheLatentMoe) {
+    const ftb::LayerSpec l = read(
+        "{model_type: nemotron_h, hidden_size: 64, num_hidden_layers: 1, vocab_size: 1000, hybrid_override_pattern: E,"
+        " n_routed_experts: 4, num_experts_per_tok: 2, moe_intermediate_size: 16, moe_shared_expert_intermediate_size: 48,"
+        " moe_latent_size: 16}").layer(0);
+    EXPECT_EQ(ftb::lora_target_bits("mixer.fc1_latent_proj"), uint32_t(ftb::kMoeLatent));
+    EXPECT_EQ(ftb::lora_params_in_layer(l, ftb::lora_target_bits("fc2_latent_proj"), 8), 1280);
+    EXPECT_EQ(ftb::lora_params_in_layer(l, ftb::lora_target_bits("up_proj"), 8), 1024 + 896);
+    EXPECT_EQ(ftb::lora_params_in_layer(l, ftb::lora_target_bits("gate_proj"), 8), 0);
+}
+
 }  // namespace
