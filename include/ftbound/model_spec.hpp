@@ -58,6 +58,10 @@ struct LayerSpec {
     int64_t shared_expert_intermediate = 0;   // qwen2_moe shared expert width (0 = none)
     bool shared_expert_gate = false;
     bool router_bias = false;          // a per-expert bias on the router (DeepSeek-V3's e_score_correction_bias)
+    // Latent MoE (Nemotron-H: modeling_nemotron_h.py NemotronHMoE): the routed experts read and write moe_latent
+    // dimensions, reached through fc1_latent_proj [hidden -> latent] and fc2_latent_proj [latent -> hidden] (no
+    // biases); the router and the shared expert read the hidden state. 0: the experts read the hidden state.
+    int64_t moe_latent = 0;
     // Encoder-decoder
     bool cross_attention = false;      // decoder block of T5: extra attention over encoder states
     // A block whose attention reads the encoder's states instead of the text (mllama's cross-attention layers, which
@@ -103,6 +107,10 @@ struct LayerSpec {
     int64_t attention_params() const;  // q, k, v, o (+ cross attention) with biases and qk norms
     int64_t ffn_params() const;        // dense FFN, or all experts + router + shared expert
     int64_t ffn_params_active() const; // FFN parameters one token touches (top-k experts + shared)
+    int64_t expert_width() const { return moe_latent > 0 ? moe_latent : hidden; }   // a routed expert's in / out
+    int64_t latent_proj_params() const { return 2 * hidden * moe_latent; }           // fc1 / fc2_latent_proj
+    // The shared expert has the routed experts' form (gated: gate, up, down; plain: up, down).
+    int64_t shared_expert_mats() const { return ffn_kind == FfnKind::gated ? 3 : 2; }
     int64_t norm_params() const;
     int64_t ssm_params() const;        // the state-space mixer, exact (0 without one)
     int64_t ssm_linear_params() const; // of those, the nn.Linear weights (in_proj, x_proj, dt_proj, out_proj)

@@ -132,13 +132,24 @@ std::pair<double, double> projection_inputs(const LayerSpec& l, const Job& job, 
     const int up_linears = l.ffn_kind == FfnKind::gated ? 2 : 1;
     const int up_adapters = !!(lora & kUp) + (l.ffn_kind == FfnKind::gated ? !!(lora & kGate) : 0);
     const double experts_per_token = l.experts > 0 ? double(l.experts_per_token) : 1.0;
-    rep += group_inputs(h, keeps_inputs ? up_linears : 0, up_adapters, s.bytes.norm_out) * experts_per_token;
+    if (l.moe_latent > 0) {
+        // A latent MoE: fc1_latent_proj keeps the normed input, the experts read its output (the latent copy, an
+        // activation), fc2_latent_proj keeps the experts' summed output.
+        const double e = double(l.moe_latent);
+        const int latent_adapters = (lora & kMoeLatent) ? 1 : 0;
+        rep += group_inputs(h, keeps_inputs ? 1 : 0, latent_adapters, s.bytes.norm_out);
+        rep += group_inputs(e, keeps_inputs ? up_linears : 0, up_adapters, act) * experts_per_token;
+        rep += group_inputs(e, keeps_inputs ? 1 : 0, latent_adapters, act);
+    } else {
+        rep += group_inputs(h, keeps_inputs ? up_linears : 0, up_adapters, s.bytes.norm_out) * experts_per_token;
+    }
     tp += group_inputs(i, keeps_inputs ? 1 : 0, (lora & kDown) ? 1 : 0, act) * experts_per_token;
     if (l.shared_expert_intermediate > 0) {
         // The shared expert (Qwen2MoeSparseMoeBlock.shared_expert, DeepseekV3MoE.shared_experts, Llama4TextMoe
         // .shared_expert) reads every token: its gate and up keep the normed input, its down the product.
-        const int shared_up = !!(lora & shared_up_bits()) + !!(lora & shared_gate_bits());
-        rep += group_inputs(h, keeps_inputs ? 2 : 0, shared_up, s.bytes.norm_out);
+        const bool gated = l.ffn_kind == FfnKind::gated;
+        const int shared_up = !!(lora & shared_up_bits()) + (gated ? !!(lora & shared_gate_bits()) : 0);
+        rep += group_inputs(h, keeps_inputs ? up_linears : 0, shared_up, s.bytes.norm_out);
         tp += group_inputs(double(l.shared_expert_intermediate), keeps_inputs ? 1 : 0, (lora & shared_down_bits()) ? 1 : 0,
                            act);
     }
@@ -196,9 +207,12 @@ double ffn_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, const T
     const double experts_per_token = l.experts > 0 ? double(l.experts_per_token) : 1.0;
     ffn *= experts_per_token;
     if (l.experts > 0) {
-        // Router: fp32 logits and softmax over experts; the permuted token copies each expert reads.
-        ffn += 8.0 * double(l.experts) + act * h * experts_per_token;
-        if (l.shared_expert_intermediate > 0) ffn += 3 * act * double(l.shared_expert_intermediate);
+        // Router: fp32 logits and softmax over experts; the permuted token copies each expert reads (latent ones
+        // under a latent MoE).
+        ffn += 8.0 * double(l.experts) + act * double(l.expert_width()) * experts_per_token;
+        // The shared expert's activation, as the routed experts' (gated: 3 tensors; plain: the activation's own).
+        const double shared_kept = l.ffn_kind == FfnKind::gated ? 3 * act : plain_activation_saved(m, job, s);
+        if (l.shared_expert_intermediate > 0) ffn += shared_kept * double(l.shared_expert_intermediate);
     }
     return ffn;
 }

@@ -33,6 +33,7 @@ uint32_t lora_target_bits(const std::string& name) {
         {"in_proj_qkvz", kSsmIn}, {"in_proj_ba", kSsmIn}, {"in_proj_qkv", kSsmIn}, {"in_proj_z", kSsmIn},
         {"in_proj_b", kSsmIn}, {"in_proj_a", kSsmIn},
         {"down_proj", kDown}, {"w2", kDown}, {"wo", kDown}, {"fc2", kDown}, {"dense_4h_to_h", kDown},
+        {"fc1_latent_proj", kMoeLatent}, {"fc2_latent_proj", kMoeLatent},   // Nemotron-H NemotronHMoE
         {"c_proj", kO | kDown},   // gpt2 names both the attention output and the MLP output c_proj
     };
     // PEFT matches a target with a dot against the end of a module's name (peft/tuners/tuners_utils.py
@@ -77,13 +78,15 @@ int64_t lora_params_in_layer(const LayerSpec& l, uint32_t mask, int64_t r) {
         }
     }
     const int64_t n = l.experts > 0 ? l.experts : 1;
-    const int64_t i = l.ffn_intermediate;
-    if ((mask & kGate) && l.ffn_kind == FfnKind::gated) p += n * r * (l.hidden + i);
-    if (mask & kUp) p += n * r * (l.hidden + i);
-    if (mask & kDown) p += n * r * (i + l.hidden);
+    const int64_t i = l.ffn_intermediate, e = l.expert_width();
+    const bool gated = l.ffn_kind == FfnKind::gated;
+    if ((mask & kGate) && gated) p += n * r * (e + i);
+    if (mask & kUp) p += n * r * (e + i);
+    if (mask & kDown) p += n * r * (i + e);
+    if ((mask & kMoeLatent) && l.moe_latent > 0) p += 2 * r * (l.hidden + e);
     if (l.shared_expert_intermediate > 0) {
         const int64_t s = l.shared_expert_intermediate;
-        if (mask & shared_gate_bits()) p += r * (l.hidden + s);
+        if ((mask & shared_gate_bits()) && gated) p += r * (l.hidden + s);
         if (mask & shared_up_bits()) p += r * (l.hidden + s);
         if (mask & shared_down_bits()) p += r * (s + l.hidden);
     }
@@ -112,10 +115,12 @@ std::vector<AdaptedInput> adapted_inputs(const LayerSpec& l, uint32_t mask, bool
         }
     }
     const int64_t n = l.experts > 0 ? l.experts : 1;
-    add(l.hidden, n * (((mask & kGate) && l.ffn_kind == FfnKind::gated ? 1 : 0) + (mask & kUp ? 1 : 0)));
+    const bool gated = l.ffn_kind == FfnKind::gated;
+    add(l.expert_width(), n * (((mask & kGate) && gated ? 1 : 0) + (mask & kUp ? 1 : 0)));
     if (mask & kDown) add(l.ffn_intermediate, n);
+    if ((mask & kMoeLatent) && l.moe_latent > 0) add(l.hidden, 1), add(l.moe_latent, 1);
     if (l.shared_expert_intermediate > 0) {
-        add(l.hidden, (mask & shared_gate_bits() ? 1 : 0) + (mask & shared_up_bits() ? 1 : 0));
+        add(l.hidden, ((mask & shared_gate_bits()) && gated ? 1 : 0) + (mask & shared_up_bits() ? 1 : 0));
         if (mask & shared_down_bits()) add(l.shared_expert_intermediate, 1);
     }
     return out;
@@ -198,8 +203,8 @@ void set_adapters(const Job& job, TrainingSetup& s) {
         s.first_trainable_layer = static_cast<int64_t>(job.model.num_layers()) - t.freeze_trainable_layers;
     limit_blocks(job, s);
     if (!s.adapters) return;
-    // PEFT's all-linear takes every nn.Linear but the output head: a state-space mixer's too.
-    if (t.lora.all_linear) s.lora_mask = kAllLinears | kSsmLinears;
+    // PEFT's all-linear takes every nn.Linear but the output head: a state-space mixer's and a latent MoE's too.
+    if (t.lora.all_linear) s.lora_mask = kAllLinears | kSsmLinears | kMoeLatent;
     const bool ssm = job.model.has_ssm();
     for (const auto& name : t.lora.targets) {
         uint32_t bits = lora_target_bits(name);

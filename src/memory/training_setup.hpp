@@ -20,6 +20,8 @@ enum LinearBit : uint32_t {
     // A state-space mixer's linears (MambaMixer / Mamba2Mixer: in_proj, x_proj, dt_proj, out_proj).
     kSsmIn = 1u << 10, kSsmX = 1u << 11, kSsmDt = 1u << 12, kSsmOut = 1u << 13,
     kSsmLinears = kSsmIn | kSsmX | kSsmDt | kSsmOut,
+    // A latent MoE's fc1_latent_proj and fc2_latent_proj (Nemotron-H NemotronHMoE; LayerSpec::moe_latent).
+    kMoeLatent = 1u << 14,
 };
 
 // The bits that adapt a shared expert's gate, up and down projections: every gate/up/down, or the shared ones alone.

@@ -34,26 +34,34 @@ int64_t LayerSpec::attention_params() const {
     return one() * (cross_attention ? 2 : 1) + qk_norm_params + extra;
 }
 
-int64_t LayerSpec::ffn_params() const {
-    const int64_t mats = ffn_kind == FfnKind::gated ? 3 : 2;
-    int64_t one = mats * hidden * ffn_intermediate;
-    if (mlp_bias) one += (mats - 1) * ffn_intermediate + hidden;
-    if (experts == 0) return one;
-    int64_t p = experts * one + hidden * experts + (router_bias ? experts : 0);
-    if (shared_expert_intermediate > 0) p += 3 * hidden * shared_expert_intermediate;
-    if (shared_expert_gate) p += hidden;
+namespace {
+
+// One FFN, or one routed expert (over the latent width under a latent MoE).
+int64_t one_expert_params(const LayerSpec& l) {
+    const int64_t mats = l.ffn_kind == FfnKind::gated ? 3 : 2, w = l.expert_width();
+    int64_t one = mats * w * l.ffn_intermediate;
+    if (l.mlp_bias) one += (mats - 1) * l.ffn_intermediate + w;
+    return one;
+}
+
+// What every token of an MoE block passes besides its routed experts: router, shared expert, latent projections.
+int64_t moe_common_params(const LayerSpec& l) {
+    int64_t p = l.hidden * l.experts + (l.router_bias ? l.experts : 0) + l.latent_proj_params();
+    if (l.shared_expert_intermediate > 0) p += l.shared_expert_mats() * l.hidden * l.shared_expert_intermediate;
+    if (l.shared_expert_gate) p += l.hidden;
     return p;
+}
+
+}  // namespace
+
+int64_t LayerSpec::ffn_params() const {
+    if (experts == 0) return one_expert_params(*this);
+    return experts * one_expert_params(*this) + moe_common_params(*this);
 }
 
 int64_t LayerSpec::ffn_params_active() const {
     if (experts == 0) return ffn_params();
-    const int64_t mats = ffn_kind == FfnKind::gated ? 3 : 2;
-    int64_t one = mats * hidden * ffn_intermediate;
-    if (mlp_bias) one += (mats - 1) * ffn_intermediate + hidden;
-    int64_t p = experts_per_token * one + hidden * experts + (router_bias ? experts : 0);
-    if (shared_expert_intermediate > 0) p += 3 * hidden * shared_expert_intermediate;
-    if (shared_expert_gate) p += hidden;
-    return p;
+    return experts_per_token * one_expert_params(*this) + moe_common_params(*this);
 }
 
 int64_t LayerSpec::ssm_in_width() const {

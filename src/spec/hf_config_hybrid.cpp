@@ -4,6 +4,7 @@
 // heads > 0. Field names and defaults follow each family's transformers configuration class; the modules follow
 // modeling_<family>.py (named per reader). Shape fields whose default no checkpoint shares are required.
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -281,16 +282,60 @@ ModelSpec read_granitemoehybrid(const Fields& f) {
     return m;
 }
 
-// nemotron_h (NemotronHForCausalLM, modeling_nemotron_h.py): hybrid_override_pattern has one character per
-// NemotronHBlock (a norm and one mixer): M NemotronHMamba2Mixer (d_inner = mamba_num_heads * mamba_head_dim, gated
-// norm, use_conv_bias / use_bias), * NemotronHAttention (q/k/v/o, attention_bias, head_dim), - NemotronHMLP (up_proj,
-// mlp_hidden_act, down_proj, mlp_bias), E a mixture-of-experts block (not modelled: refused); norm_f, no positions.
+// Nemotron-H's block kinds, one character each (hybrid_override_pattern), or their names in layers_block_type
+// (NemotronHConfig._pattern_to_list; transformers' MIXER_TYPES names and the configuration's newer ones).
+std::string nemotron_h_pattern(const Fields& f, int64_t layers) {
+    if (f.has("hybrid_override_pattern") || !f.has("layers_block_type")) {
+        const std::string pattern = f.get_string("hybrid_override_pattern").value_or("");
+        if (static_cast<int64_t>(pattern.size()) != layers)
+            f.fail("hybrid_override_pattern", "expected one of M, *, -, E per layer, " + std::to_string(layers) + " in all");
+        return pattern;
+    }
+    static const std::pair<const char*, char> names[] = {{"mamba", 'M'}, {"linear_attention", 'M'}, {"attention", '*'},
+                                                         {"full_attention", '*'}, {"mlp", '-'}, {"moe", 'E'}};
+    std::string pattern;
+    for (const std::string& t : per_layer(f, "layers_block_type", layers, "mamba | attention | mlp | moe")) {
+        const auto it = std::find_if(std::begin(names), std::end(names), [&](const auto& n) { return t == n.first; });
+        if (it == std::end(names)) f.fail("layers_block_type", "unknown block '" + t + "' (expected mamba, attention, mlp, moe)");
+        pattern += it->second;
+    }
+    return pattern;
+}
+
+// Nemotron-H's mixture-of-experts block (NemotronHMoE, transformers modular_nemotron_h.py at 008d9e95): a router of
+// n_routed_experts over the hidden state with e_score_correction_bias (NemotronHTopkRouter = DeepseekV3TopkRouter),
+// n_routed_experts non-gated experts (NemotronHExperts: up_proj [E, I, in], down_proj [E, in, I], no biases,
+// mlp_hidden_act) of moe_intermediate_size, whose in is moe_latent_size when set (fc1_latent_proj hidden -> latent
+// and fc2_latent_proj latent -> hidden around them), else hidden; and one shared expert, NemotronHMLP (up, down) of
+// moe_shared_expert_intermediate_size on the hidden state (n_shared_experts does not size it). NemotronHConfig's
+// defaults (8 experts of 7688, top 2) are no published checkpoint's: the sizes are required.
+void set_nemotron_h_moe(const Fields& f, LayerSpec& l) {
+    if (opt_bool(f, "mlp_bias", false))
+        f.fail("mlp_bias", "biases on a mixture-of-experts block's shared expert and latent projections are not modelled");
+    l.experts = need_int(f, {"n_routed_experts", "num_local_experts"});
+    l.experts_per_token = need_int(f, {"num_experts_per_tok"});
+    if (l.experts_per_token > l.experts)
+        f.fail("num_experts_per_tok", std::to_string(l.experts_per_token) + " exceeds the " + std::to_string(l.experts) +
+                                          " routed experts");
+    l.ffn_intermediate = need_int(f, {"moe_intermediate_size"});
+    l.ffn_kind = FfnKind::plain;
+    l.router_bias = true;
+    l.shared_expert_intermediate = need_int(f, {"moe_shared_expert_intermediate_size"});
+    l.moe_latent = f.has("moe_latent_size") && !f.raw("moe_latent_size")->is_null() ? need_int(f, {"moe_latent_size"}) : 0;
+    if (double(l.experts) * 2 * double(l.expert_width()) * double(l.ffn_intermediate) > 1e15)
+        f.fail("n_routed_experts", "the experts describe more than 10^15 parameters");
+}
+
+// nemotron_h (NemotronHForCausalLM, modeling_nemotron_h.py): hybrid_override_pattern (or layers_block_type) has one
+// character per NemotronHBlock (a norm and one mixer): M NemotronHMamba2Mixer (d_inner = mamba_num_heads *
+// mamba_head_dim, gated norm, use_conv_bias / use_bias), * NemotronHAttention (q/k/v/o, attention_bias, head_dim),
+// - NemotronHMLP (up_proj, mlp_hidden_act, down_proj, mlp_bias), E NemotronHMoE (set_nemotron_h_moe); norm_f, no
+// positions. The multi-token-prediction layers (num_nextn_predict_layers, mtp.*) are skipped on load
+// (_keys_to_ignore_on_load_unexpected) and not counted.
 ModelSpec read_nemotron_h(const Fields& f) {
     ModelSpec m = ssm_base(f, "hidden_size", "vocab_size", false);
     const int64_t layers = need_int(f, {"num_hidden_layers"}, 1, kMaxLayers);
-    const std::string pattern = f.get_string("hybrid_override_pattern").value_or("");
-    if (static_cast<int64_t>(pattern.size()) != layers)
-        f.fail("hybrid_override_pattern", "expected one of M, *, - per layer, " + std::to_string(layers) + " in all");
+    const std::string pattern = nemotron_h_pattern(f, layers);
     m.activation = f.get_string("mlp_hidden_act").value_or("relu2");
     for (const char c : pattern) {
         LayerSpec l = mixer_block(m.hidden);
@@ -308,9 +353,9 @@ ModelSpec read_nemotron_h(const Fields& f) {
             l.ffn_kind = FfnKind::plain;
             l.mlp_bias = opt_bool(f, "mlp_bias", false);
         } else if (c == 'E') {
-            f.fail("hybrid_override_pattern", "mixture-of-experts blocks (E) are not modelled for nemotron_h");
+            set_nemotron_h_moe(f, l);
         } else {
-            f.fail("hybrid_override_pattern", std::string("unknown block '") + c + "' (expected M, *, -)");
+            f.fail("hybrid_override_pattern", std::string("unknown block '") + c + "' (expected M, *, -, E)");
         }
         m.layers.push_back(l);
     }

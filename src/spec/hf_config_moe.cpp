@@ -1,4 +1,4 @@
-// Mixture-of-experts families: deepseek_v2, deepseek_v3 and glm4_moe_lite (multi-head latent attention), glm4_moe,
+// Mixture-of-experts families: deepseek_v2, deepseek_v3, glm4_moe_lite and mistral4 (multi-head latent attention), glm4_moe,
 // minimax_m2, gpt_oss, llama4 / llama4_text, afmoe. Field names and defaults follow each family's transformers
 // configuration class (transformers/models/<family>/configuration_<family>.py) and module layout
 // (modeling_<family>.py).
@@ -59,6 +59,7 @@ struct MlaTraits {
     int64_t max_positions;     // max_position_embeddings
     bool layer_freq;           // reads moe_layer_freq (DeepseekV3DecoderLayer); V2 puts experts in every later layer
     bool correction_bias;      // gate.e_score_correction_bias
+    int64_t qk_nope = 128;     // qk_nope_head_dim
 };
 
 // DeepseekV3Config: first_k_dense_replace 3, 256 routed experts of 2048, 1 shared, top 8, 4096 positions.
@@ -72,12 +73,19 @@ constexpr MlaTraits kDeepseekV2{0, 64, 1407, 2, 0, 2048, false, false};
 // glm4_moe_lite.py "same family as DeepSeek2"): its published config gives every field, DeepseekV3Config's defaults
 // fill any it leaves out.
 constexpr MlaTraits kGlm4MoeLite = kDeepseekV3;
+// mistral4 (Mistral4ForCausalLM; transformers mistral4/modeling_mistral4.py, generated from modular_mistral4.py at
+// 02075795): DeepseekV3Attention's MLA; Mistral4DecoderLayer puts Mistral4MoE in every layer from
+// first_k_dense_replace on (no moe_layer_freq); its router (Mistral4TopkRouter) is a bare weight [experts, hidden],
+// softmax-scored, no correction bias; gated experts (gate_up_proj, down_proj) of moe_intermediate_size and
+// shared_experts of moe_intermediate_size x n_shared_experts. Mistral4Config (configuration_mistral4.py at
+// 008e5743): first_k_dense_replace 0, 128 experts of 2048, 1 shared, top 4, 1,048,576 positions, qk_nope 64.
+constexpr MlaTraits kMistral4{0, 128, 2048, 1, 4, 1048576, false, false, 64};
 
 // The multi-head latent attention of DeepseekV2Attention / DeepseekV3Attention: q from a latent of q_lora_rank (null:
 // a plain q_proj), k and v from a shared latent of kv_lora_rank plus a shared rope key.
-LayerSpec mla_layer(const Fields& f, int64_t hidden) {
+LayerSpec mla_layer(const Fields& f, int64_t hidden, int64_t nope_default) {
     const int64_t heads = need_int(f, {"num_attention_heads"});
-    const int64_t nope = opt_int(f, {"qk_nope_head_dim"}, 128, 1);
+    const int64_t nope = opt_int(f, {"qk_nope_head_dim"}, nope_default, 1);
     const int64_t rope = opt_int(f, {"qk_rope_head_dim"}, 64, 1);
     LayerSpec l = base_layer(hidden, heads, heads, nope + rope, need_int(f, {"intermediate_size"}));
     l.ffn_kind = FfnKind::gated;
@@ -101,7 +109,7 @@ LayerSpec mla_layer(const Fields& f, int64_t hidden) {
 ModelSpec read_mla_moe(const Fields& f, const MlaTraits& t) {
     ModelSpec m = decoder_base(f, t.max_positions, false);
     const int64_t layers = need_int(f, {"num_hidden_layers"}, 1, kMaxLayers);
-    const LayerSpec l = mla_layer(f, m.hidden);
+    const LayerSpec l = mla_layer(f, m.hidden, t.qk_nope);
     const int64_t first_dense = opt_int(f, {"first_k_dense_replace"}, t.first_dense);
     const int64_t freq = t.layer_freq ? opt_int(f, {"moe_layer_freq"}, 1, 1) : 1;
     const int64_t routed = f.has("n_routed_experts") && f.raw("n_routed_experts")->is_null()
@@ -321,6 +329,14 @@ ModelSpec read_llama4(const Fields& f) {
 
 }  // namespace
 
+// Mistral4Config's q_lora_rank default (1024) is a latent query; an absent key reads as none in the DeepSeek
+// families here, so mistral4 asks for it.
+ModelSpec mistral4_text(const Fields& f) {
+    if (!f.has("q_lora_rank"))
+        f.fail("q_lora_rank", "missing (Mistral4Config's default is 1024; give it, or null for a plain q_proj)");
+    return read_mla_moe(f, kMistral4);
+}
+
 std::vector<std::string> layer_types(const Fields& f, int64_t layers) {
     std::vector<std::string> out;
     if (!f.has("layer_types") || f.raw("layer_types")->is_null()) return out;
@@ -340,6 +356,7 @@ const std::vector<FamilyReader>& moe_families() {
         {"deepseek_v2", [](const Fields& f) { return read_mla_moe(f, kDeepseekV2); }},
         {"deepseek_v3", [](const Fields& f) { return read_mla_moe(f, kDeepseekV3); }},
         {"glm4_moe_lite", [](const Fields& f) { return read_mla_moe(f, kGlm4MoeLite); }},
+        {"mistral4", mistral4_text},
         {"glm4_moe", read_glm4_moe},
         {"minimax_m2", read_minimax_m2},
         {"gpt_oss", read_gpt_oss},

@@ -159,13 +159,23 @@ ModelSpec read_llava(const Fields& f) {
     return m;
 }
 
+// Mistral Small 4 nests a mistral4 text model (MLA + MoE; transformers mistral4/convert_mistral4_weight_to_hf.py
+// builds Mistral3Config(text_config=Mistral4Config)); the others a llava-style dense one.
+ModelSpec mistral3_text(const Fields& f, Json& holder) {
+    if (!f.has("text_config") || f.child("text_config").get_string("model_type").value_or("") != "mistral4")
+        return llava_text(f, holder);
+    ModelSpec m = mistral4_text(f.child("text_config"));
+    if (f.has("tie_word_embeddings")) m.tie_word_embeddings = opt_bool(f, "tie_word_embeddings", false);
+    return m;
+}
+
 // mistral3 (Mistral3ForConditionalGeneration, transformers mistral3/modeling_mistral3.py): the Pixtral tower, and
 // Mistral3MultiModalProjector: norm (RMSNorm, vision hidden), patch_merger.merging_layer [vision hidden x merge^2 ->
 // vision hidden] without bias, linear_1 [vision hidden x feature layers -> text hidden], linear_2 [text -> text], both
 // with bias only when multimodal_projector_bias (Mistral3Config default false); spatial_merge_size default 2.
 ModelSpec read_mistral3(const Fields& f) {
     Json holder;
-    ModelSpec m = llava_text(f, holder);
+    ModelSpec m = mistral3_text(f, holder);
     if (!f.has("vision_config")) f.fail("vision_config", "missing (the vision tower's config)");
     const Fields v = f.child("vision_config");
     const auto [tower, layers] = pixtral_tower(v);

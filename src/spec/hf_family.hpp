@@ -94,6 +94,9 @@ const std::vector<FamilyReader>& linear_families(); // hf_config_linear.cpp: lin
 // Qwen3-VL's vision tower and mergers from a vision_config (hf_config_vlm.cpp; Qwen3.5 reuses it without deepstack).
 EncoderSpec qwen3_vl_vision_tower(const Fields& v);
 
+// mistral4's MLA + MoE text model (hf_config_moe.cpp), as Mistral Small 4's mistral3 checkpoint nests it.
+ModelSpec mistral4_text(const Fields& f);
+
 // A mamba_ssm checkpoint's config.json (MambaLMHeadModel: d_model, n_layer, ssm_cfg; no model_type).
 ModelSpec mamba_ssm_checkpoint(const Fields& f);
 

@@ -24,7 +24,9 @@ double adapter_tensors(const LayerSpec& l, const WorkContext& c) {
     linears += (lora & kDown) ? 1 : 0;
     linears += (lora & kUp) ? 1 : 0;
     if (l.ffn_kind == FfnKind::gated && (lora & kGate)) linears += 1;
-    if (l.shared_expert_intermediate > 0) linears += double(std::popcount(lora & (kGate | kUp | kDown)));
+    if (l.shared_expert_intermediate > 0)
+        linears += double(std::popcount(lora & ((l.ffn_kind == FfnKind::gated ? kGate : 0u) | kUp | kDown)));
+    if (l.moe_latent > 0 && (lora & kMoeLatent)) linears += 2;   // fc1 / fc2_latent_proj
     if (l.ssm == SsmKind::mamba1) linears += double(std::popcount(lora & kSsmLinears));
     if (l.ssm == SsmKind::mamba2 || l.ssm == SsmKind::short_conv)
         linears += double(std::popcount(lora & (kSsmIn | kSsmOut)));
@@ -54,7 +56,8 @@ double trained_tensors(const LayerSpec& l, const WorkContext& c) {
     if (l.ssm == SsmKind::short_conv) tensors += 3 * (l.ssm_conv_bias ? 2 : 1);
     if (l.ssm_extra_params > 0) tensors += 3;   // Jamba's dt, B and C norms
     if (l.experts > 0) tensors += 1;   // router
-    if (l.shared_expert_intermediate > 0) tensors += 3;
+    if (l.shared_expert_intermediate > 0) tensors += double(l.shared_expert_mats());
+    if (l.moe_latent > 0) tensors += 2;   // fc1 / fc2_latent_proj
     tensors += double(l.norms) * (l.norm_bias ? 2 : 1);
     return tensors;
 }

@@ -43,12 +43,14 @@ BlockWeights block_weights(const LayerSpec& l, const TrainingSetup& set, double 
         linear(I, h, 1, kSsmOut);
     }
     const double active = l.experts > 0 ? double(l.experts_per_token) : (l.ffn_intermediate > 0 ? 1.0 : 0.0);
-    if (l.ffn_kind == FfnKind::gated) linear(h, i, active, kGate);
-    linear(h, i, active, kUp);
-    linear(i, h, active, kDown);
+    const double e = double(l.expert_width());
+    if (l.ffn_kind == FfnKind::gated) linear(e, i, active, kGate);
+    linear(e, i, active, kUp);
+    linear(i, e, active, kDown);
+    if (l.moe_latent > 0) linear(h, e, 1, kMoeLatent), linear(e, h, 1, kMoeLatent);   // fc1 / fc2_latent_proj
     if (l.shared_expert_intermediate > 0) {
         const double s = double(l.shared_expert_intermediate);
-        linear(h, s, 1, shared_gate_bits());
+        if (l.ffn_kind == FfnKind::gated) linear(h, s, 1, shared_gate_bits());
         linear(h, s, 1, shared_up_bits());
         linear(s, h, 1, shared_down_bits());
     }

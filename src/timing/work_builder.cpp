@@ -195,18 +195,22 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
     auto expert_linear = [&](double in, double out, uint32_t bits) {
         add_expert_linear(w, c, expert_tokens, in, out, experts_here, lora & bits, trains, needs_grad);
     };
-    if (l.ffn_kind == FfnKind::gated) expert_linear(h, i / tp, kGate);
-    expert_linear(h, i / tp, kUp);
-    expert_linear(i / tp, h, kDown);
+    const double e = double(l.expert_width());   // a latent MoE's experts run in the latent (fc1 / fc2_latent_proj)
+    if (l.moe_latent > 0) linear(h, e, 1, kMoeLatent, normed), linear(e, h, 1, kMoeLatent, act);
+    if (l.ffn_kind == FfnKind::gated) expert_linear(e, i / tp, kGate);
+    expert_linear(e, i / tp, kUp);
+    expert_linear(i / tp, e, kDown);
     if (l.mlp_bias && trains) {   // the FFN's biases; each local expert's over the tokens routed to it (gpt_oss)
         add_bias_grad(w, c, expert_tokens, i / tp, (l.ffn_kind == FfnKind::gated ? 2 : 1) * experts_here);
-        add_bias_grad(w, c, expert_tokens, h, experts_here);
+        add_bias_grad(w, c, expert_tokens, e, experts_here);
     }
     if (l.shared_expert_intermediate > 0) {
         const double s = double(l.shared_expert_intermediate);
         // gate and up as one pair of GEMMs when both or neither carry an adapter (a target of shared_expert.up_proj
-        // alone adapts one of them).
-        if (!(lora & shared_gate_bits()) == !(lora & shared_up_bits())) {
+        // alone adapts one of them); a plain shared expert (Nemotron-H) has up alone.
+        if (l.ffn_kind != FfnKind::gated) {
+            linear(h, s / tp, 1, shared_up_bits(), normed);
+        } else if (!(lora & shared_gate_bits()) == !(lora & shared_up_bits())) {
             linear(h, s / tp, 2, shared_gate_bits() | shared_up_bits(), normed);
         } else {
             linear(h, s / tp, 1, shared_gate_bits(), normed);
@@ -266,7 +270,8 @@ void add_block_elementwise(LayerWork& w, const LayerSpec& l, const ModelSpec& m,
         bytes += casts * (c.set.bytes.norm_out + B) * h;
         kernels += c.compiled ? 0 : casts;
     }
-    if (l.experts > 0) bytes += 4 * B * h * double(l.experts_per_token), kernels += 6;   // permute / unpermute
+    if (l.experts > 0)   // permute / unpermute (of the latent under a latent MoE)
+        bytes += 4 * B * double(l.expert_width()) * double(l.experts_per_token), kernels += 6;
     add_memory_bound(w.forward, c, tokens * bytes, kernels);
     if (needs_grad) add_memory_bound(w.backward, c, 2 * tokens * bytes, 2 * kernels);
 }
@@ -344,7 +349,8 @@ bool same_shape(const LayerSpec& a, const LayerSpec& b) {
     return a.hidden == b.hidden && a.heads == b.heads && a.kv_heads == b.kv_heads && a.head_dim == b.head_dim &&
            a.ffn_intermediate == b.ffn_intermediate && a.experts == b.experts && a.cross_attention == b.cross_attention &&
            a.sliding_window == b.sliding_window && a.norms == b.norms && a.ffn_kind == b.ffn_kind &&
-           a.shared_expert_intermediate == b.shared_expert_intermediate && a.is_encoder == b.is_encoder &&
+           a.shared_expert_intermediate == b.shared_expert_intermediate && a.moe_latent == b.moe_latent &&
+           a.is_encoder == b.is_encoder &&
            a.ssm == b.ssm && a.ssm_inner == b.ssm_inner && a.ssm_state == b.ssm_state && a.ssm_heads == b.ssm_heads;
 }
 

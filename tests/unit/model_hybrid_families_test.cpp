@@ -79,8 +79,50 @@ TEST(HybridFamilies, NemotronHPatternAndRefusals) {
     EXPECT_EQ(m.layer(1).ssm_chunk, 128);
     EXPECT_TRUE(m.layer(2).has_attention());
     EXPECT_EQ(m.activation, "relu2");
-    EXPECT_NE(error_of(base + "'M*E'}").find("mixture-of-experts blocks (E) are not modelled"), std::string::npos);
+    EXPECT_NE(error_of(base + "'M*E'}").find("n_routed_experts: missing"), std::string::npos);
     EXPECT_NE(error_of(base + "'M*'}").find("3 in all"), std::string::npos);
+    EXPECT_NE(error_of(base + "'M*X'}").find("unknown block 'X'"), std::string::npos);
+}
+
+// NemotronHMoE (modular_nemotron_h.py, transformers 008d9e95): non-gated experts over moe_latent_size, a router with a
+// correction bias, a non-gated shared expert; layers_block_type names the blocks as the pattern does.
+TEST(HybridFamilies, NemotronHMoeBlocks) {
+    const std::string base =
+        "{model_type: nemotron_h, hidden_size: 64, num_hidden_layers: 3, num_attention_heads: 4,"
+        " num_key_value_heads: 2, head_dim: 16, mamba_num_heads: 8, mamba_head_dim: 16, n_groups: 2,"
+        " ssm_state_size: 16, chunk_size: 128, vocab_size: 1000, n_routed_experts: 4, moe_intermediate_size: 16,"
+        " moe_shared_expert_intermediate_size: 48";
+    const ftb::ModelSpec m = read(base + ", num_experts_per_tok: 2, moe_latent_size: 16, layers_block_type: [mamba, moe,"
+                                         " attention]}");
+    const ftb::LayerSpec& e = m.layer(1);
+    EXPECT_EQ(m.layer(0).ssm, ftb::SsmKind::mamba2);
+    EXPECT_TRUE(m.layer(2).has_attention());
+    EXPECT_EQ(e.experts, 4);
+    EXPECT_EQ(e.experts_per_token, 2);
+    EXPECT_EQ(e.ffn_kind, ftb::FfnKind::plain);
+    EXPECT_EQ(e.moe_latent, 16);
+    EXPECT_TRUE(e.router_bias);
+    EXPECT_EQ(e.shared_expert_intermediate, 48);
+    // experts 4*2*16*16 + router 4*64 + 4 + latent projections 2*64*16 + shared 2*64*48 = 10,500 (+ the norm);
+    // a token passes 2 of the experts: 10,500 - 1,024.
+    EXPECT_EQ(e.ffn_params(), 10500);
+    EXPECT_EQ(e.ffn_params_active(), 9476);
+    // Without moe_latent_size the experts read the hidden state: 4*2*64*16 + 260 + 6,144 = 14,596.
+    const ftb::ModelSpec wide = read(base + ", num_experts_per_tok: 2, hybrid_override_pattern: 'ME*'}");
+    EXPECT_EQ(wide.layer(1).moe_latent, 0);
+    EXPECT_EQ(wide.layer(1).ffn_params(), 14596);
+    const std::string pattern = ", hybrid_override_pattern: 'ME*'";
+    EXPECT_NE(error_of(base + pattern + ", num_experts_per_tok: 5}").find("exceeds the 4 routed experts"),
+              std::string::npos);
+    EXPECT_NE(error_of(base + pattern + ", num_experts_per_tok: 2, mlp_bias: true}").find("mlp_bias"), std::string::npos);
+    EXPECT_NE(error_of(base + ", num_experts_per_tok: 2, layers_block_type: [mamba, moe, conv]}")
+                  .find("unknown block 'conv'"),
+              std::string::npos);
+    EXPECT_NE(error_of("{model_type: nemotron_h, hidden_size: 64, num_hidden_layers: 1, vocab_size: 1000,"
+                       " hybrid_override_pattern: E, n_routed_experts: 4, num_experts_per_tok: 2,"
+                       " moe_intermediate_size: 16}")
+                  .find("moe_shared_expert_intermediate_size: missing"),
+              std::string::npos);
 }
 
 TEST(HybridFamilies, GraniteLayerTypesDefaultToMamba) {
@@ -123,6 +165,20 @@ TEST(HybridFamilies, LoraTargetsOnTheMixer) {
     EXPECT_EQ(ftb::lora_params_in_layer(l, ftb::kQ | ftb::kK | ftb::kV | ftb::kO | ftb::kGate | ftb::kUp, 8), 0);
     // x_proj r (128 + 36), dt_proj r (4 + 128).
     EXPECT_EQ(ftb::lora_params_in_layer(l, ftb::kSsmX | ftb::kSsmDt, 8), 8 * (128 + 36) + 8 * (4 + 128));
+}
+
+// LoRA on a latent MoE block (hidden 64, latent 16, 4 experts of 16, shared 48, rank 8): fc1/fc2_latent_proj by name
+// 2 * 8 (64 + 16) = 1,280; up_proj adapts the 4 experts over the latent 4 * 8 (16 + 16) = 1,024 and the shared
+// expert 8 (64 + 48) = 896; gate_proj adapts nothing (neither the experts nor the shared expert has a gate).
+TEST(HybridFamilies, LoraTargetsOnTheLatentMoe) {
+    const ftb::LayerSpec l = read(
+        "{model_type: nemotron_h, hidden_size: 64, num_hidden_layers: 1, vocab_size: 1000, hybrid_override_pattern: E,"
+        " n_routed_experts: 4, num_experts_per_tok: 2, moe_intermediate_size: 16, moe_shared_expert_intermediate_size: 48,"
+        " moe_latent_size: 16}").layer(0);
+    EXPECT_EQ(ftb::lora_target_bits("mixer.fc1_latent_proj"), uint32_t(ftb::kMoeLatent));
+    EXPECT_EQ(ftb::lora_params_in_layer(l, ftb::lora_target_bits("fc2_latent_proj"), 8), 1280);
+    EXPECT_EQ(ftb::lora_params_in_layer(l, ftb::lora_target_bits("up_proj"), 8), 1024 + 896);
+    EXPECT_EQ(ftb::lora_params_in_layer(l, ftb::lora_target_bits("gate_proj"), 8), 0);
 }
 
 }  // namespace

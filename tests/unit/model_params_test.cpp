@@ -113,6 +113,8 @@ const std::map<std::string, std::pair<double, double>> kRoundedBounds = {
     // so the card's figures are held to 1 %.
     {"meta-llama/Llama-3.2-90B-Vision-Instruct", {88.8e9 * 0.99, 88.8e9 * 1.01}},
     {"ai21labs/Jamba-v0.1", {52e9 * 0.99, 52e9 * 1.01}},                     // model card: 52B total
+    // "a 119.4-billion-parameter sparse Mixture-of-Experts model" (Mistral Small 4; its card: 119B total).
+    {"axolotl-ai-co/Mistral-Small-4-119B-2603-BF16", {119.35e9, 119.45e9}},
     // "80B in total"; Qwen3-Coder-Next (the same shapes) publishes 79,674,391,296 exactly.
     {"Qwen/Qwen3-Next-80B-A3B-Instruct", {79674391296.0, 79674391297.0}},
     // The name's 122B; the text model alone is 122,111,526,912 in a public benchmark, the rest the vision tower.
@@ -555,6 +557,27 @@ std::vector<Tiny> tiny_models() {
          " tie_word_embeddings: true}, vision_config: {model_type: pixtral, hidden_size: 16, intermediate_size: 32,"
          " num_hidden_layers: 1, num_attention_heads: 2, patch_size: 2, image_size: 8}}",
          319040, {123008, 123008}},
+        // mistral4 (MLA + MoE, modular_mistral4.py): attention q_a 64*32 + q_a_layernorm 32 + q_b 32*4*16 = 4,128,
+        // kv_a 64*(16+8) + kv_a_layernorm 16 = 1,552, kv_b 16*4*(8+16) = 1,536, o 4*16*64 = 4,096 -> 11,312.
+        // Block 0 (first_k_dense_replace 1): gated MLP 3*64*128 = 24,576 + norms 128 -> 36,016. Block 1: 4 gated
+        // experts 4*3*64*16 = 12,288, router 4*64 = 256 (no correction bias), shared 3*64*16 = 3,072 -> 15,616 +
+        // 11,312 + 128 = 27,056. Untied: 63,072 + 128,064 = 191,136.
+        {"mistral4_mla_moe",
+         "{model_type: mistral4, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,"
+         " num_attention_heads: 4, num_key_value_heads: 4, q_lora_rank: 32, kv_lora_rank: 16, qk_rope_head_dim: 8,"
+         " qk_nope_head_dim: 8, v_head_dim: 16, moe_intermediate_size: 16, n_routed_experts: 4,"
+         " n_shared_experts: 1, num_experts_per_tok: 2, first_k_dense_replace: 1, vocab_size: 1000}",
+         191136, {36016, 27056}},
+        // mistral3 around that mistral4 text model (Mistral Small 4): 191,136 + the Pixtral tower and projector
+        // above 8,960.
+        {"mistral3_mistral4",
+         "{model_type: mistral3, text_config: {model_type: mistral4, hidden_size: 64, intermediate_size: 128,"
+         " num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 4, q_lora_rank: 32, kv_lora_rank: 16,"
+         " qk_rope_head_dim: 8, qk_nope_head_dim: 8, v_head_dim: 16, moe_intermediate_size: 16, n_routed_experts: 4,"
+         " n_shared_experts: 1, num_experts_per_tok: 2, first_k_dense_replace: 1, vocab_size: 1000},"
+         " vision_config: {model_type: pixtral, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1,"
+         " num_attention_heads: 2, patch_size: 2, image_size: 8}}",
+         200096, {36016, 27056}},
         // mllama: blocks 36,992 and, at cross_attention_layers [1], 36,992 + q_norm/k_norm 32 = 37,024; embedding
         // (1000 + 8)*64, head 64,000, norm 64, two gates: 202,594. Tower: Conv2d 3*2*2*16 = 192, class 16, gated
         // positions 1 + 5*16 + 3*2*5*16 = 561 (patches (4/2)^2 + 1 = 5, 2 ratios + 1 rows, 2 tiles), pre/post tile
@@ -732,6 +755,17 @@ std::vector<Tiny> tiny_models() {
          " hybrid_override_pattern: 'M*-', num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16,"
          " mamba_num_heads: 8, mamba_head_dim: 16, n_groups: 2, ssm_state_size: 16, chunk_size: 128, vocab_size: 1000}",
          191320, {30360, 12352, 20544}},
+        // nemotron_h "ME*" with a latent MoE (NemotronHMoE): Mamba-2 block 30,360 as above; E: 4 non-gated experts
+        // over the 16-wide latent 4*2*16*16 = 2,048, router 4*64 + correction bias 4 = 260, fc1/fc2_latent_proj
+        // 2*64*16 = 2,048, shared expert up/down 2*64*48 = 6,144, norm 64 -> 10,564; attention 12,352.
+        // Untied: 53,276 + 128,064 = 181,340.
+        {"nemotron_h_latent_moe",
+         "{model_type: nemotron_h, hidden_size: 64, num_hidden_layers: 3, hybrid_override_pattern: 'ME*',"
+         " num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, mamba_num_heads: 8, mamba_head_dim: 16,"
+         " n_groups: 2, ssm_state_size: 16, chunk_size: 128, vocab_size: 1000, n_routed_experts: 4,"
+         " num_experts_per_tok: 2, moe_intermediate_size: 16, moe_shared_expert_intermediate_size: 48,"
+         " moe_latent_size: 16}",
+         181340, {30360, 10564, 12352}},
         // qwen3_next, interval 2, experts every 2nd block: block 0 Gated DeltaNet (key heads 2 of 8, value heads 4 of
         // 16: in_proj_qkvz 64*(2*16 + 2*64) = 10,240, in_proj_ba 64*8 = 512, conv1d (2*16 + 64)*4 = 384, dt_bias and
         // A_log 8, norm 16, out_proj 64*64 = 4,096 -> 15,256) + dense MLP 3*64*128 = 24,576 + norms 128 = 39,960;
@@ -876,6 +910,50 @@ TEST(ModelParams, MimoMtpLayersAreHeldOutsideTheBlocks) {
     EXPECT_EQ(two.idle_linears[0].name, "input_proj");
     EXPECT_EQ(two.idle_linears[0].in, 128);
     EXPECT_EQ(two.idle_linears[0].out, 64);
+}
+
+// NemotronHMoE's active parameters: the top-2 experts of the latent MoE above (2*2*16*16 = 1,024) in place of all
+// four (2,048): 181,340 - 1,024 = 180,316.
+TEST(ModelParams, NemotronHLatentMoeActiveParams) {
+    const auto tiny = tiny_models();
+    const auto it = std::find_if(tiny.begin(), tiny.end(),
+                                 [](const Tiny& t) { return std::string(t.name) == "nemotron_h_latent_moe"; });
+    ASSERT_NE(it, tiny.end());
+    const ftb::ModelSpec m = read(it->config);
+    EXPECT_EQ(m.active_params(), 180316);
+    EXPECT_EQ(m.layer(1).expert_width(), 16);
+    EXPECT_EQ(m.layer(1).latent_proj_params(), 2048);
+}
+
+// Nemotron 3 Super's safetensors headers (SOURCES.md): BF16 backbone 123,611,012,096 - MTP 2,942,324,736 =
+// 120,668,687,360, plus the 40 MoE blocks' fp32 e_score_correction_bias (40 x 512 = 20,480) counted as DeepSeek-V3's
+// are; active per token 12,770,216,960 without those biases (backbone less the inactive experts).
+TEST(ModelParams, NemotronSuperMatchesItsHeaders) {
+    const nlohmann::json j = model_json("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16");
+    ASSERT_FALSE(j.is_null());
+    EXPECT_EQ(j["params"]["total"].get<int64_t>(), 120668687360LL + 20480);
+    EXPECT_EQ(j["params"]["active_per_token"].get<int64_t>(), 12770216960LL + 20480);
+    EXPECT_EQ(j["layers"].get<int64_t>(), 88);
+}
+
+// mistral4 above: a token passes 2 of the 4 experts (2*3*64*16 = 6,144 of 12,288): 191,136 - 6,144 = 184,992.
+// Mistral4Config's q_lora_rank (1024) is a latent, so the key is asked for, not read as none.
+TEST(ModelParams, Mistral4ActiveParamsAndQLoraRank) {
+    const auto tiny = tiny_models();
+    const auto it = std::find_if(tiny.begin(), tiny.end(),
+                                 [](const Tiny& t) { return std::string(t.name) == "mistral4_mla_moe"; });
+    ASSERT_NE(it, tiny.end());
+    const ftb::ModelSpec m = read(it->config);
+    EXPECT_EQ(m.active_params(), 184992);
+    EXPECT_FALSE(m.layer(1).router_bias);
+    EXPECT_EQ(m.layer(1).q_lora_rank, 32);
+    try {
+        read("{model_type: mistral4, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,"
+             " num_attention_heads: 4, kv_lora_rank: 16, vocab_size: 1000}");
+        ADD_FAILURE() << "no error";
+    } catch (const ftb::InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("q_lora_rank"), std::string::npos) << e.what();
+    }
 }
 
 TEST(ModelParams, MoeActiveParams) {
