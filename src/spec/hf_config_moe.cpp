@@ -321,6 +321,8 @@ ModelSpec read_llama4(const Fields& f) {
 
 }  // namespace
 
+LayerSpec mla_attention_layer(const Fields& f, int64_t hidden) { return mla_layer(f, hidden); }
+
 std::vector<std::string> layer_types(const Fields& f, int64_t layers) {
     std::vector<std::string> out;
     if (!f.has("layer_types") || f.raw("layer_types")->is_null()) return out;

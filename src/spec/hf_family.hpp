@@ -94,6 +94,11 @@ const std::vector<FamilyReader>& linear_families(); // hf_config_linear.cpp: lin
 // Qwen3-VL's vision tower and mergers from a vision_config (hf_config_vlm.cpp; Qwen3.5 reuses it without deepstack).
 EncoderSpec qwen3_vl_vision_tower(const Fields& v);
 
+// DeepseekV3Attention's multi-head latent attention from num_attention_heads, q_lora_rank, kv_lora_rank,
+// qk_nope_head_dim, qk_rope_head_dim, v_head_dim (hf_config_moe.cpp; Kimi Linear's MLA layers reuse it), with a dense
+// gated FFN of intermediate_size.
+LayerSpec mla_attention_layer(const Fields& f, int64_t hidden);
+
 // A mamba_ssm checkpoint's config.json (MambaLMHeadModel: d_model, n_layer, ssm_cfg; no model_type).
 ModelSpec mamba_ssm_checkpoint(const Fields& f);
 
