@@ -16,8 +16,11 @@ enum class PositionKind { rotary, learned, alibi, relative_buckets };
 // GraniteMoeHybridMambaLayer, modeling_nemotron_h.py NemotronHMamba2Mixer). The linear-attention and convolution
 // mixers share the fields: gated_delta: Gated DeltaNet (modeling_qwen3_next.py Qwen3NextGatedDeltaNet, and Qwen3.5's
 // copy), ssm_groups key heads of ssm_state dimensions, ssm_heads value heads of ssm_inner / ssm_heads; short_conv:
-// LFM2's gated short convolution (modeling_lfm2.py Lfm2ShortConv), ssm_inner = hidden channels, ssm_conv taps.
-enum class SsmKind { none, mamba1, mamba2, gated_delta, short_conv };
+// LFM2's gated short convolution (modeling_lfm2.py Lfm2ShortConv), ssm_inner = hidden channels, ssm_conv taps;
+// kda: Kimi Delta Attention (vLLM model_executor/layers/kda.py KimiDeltaAttention), the gated delta rule with a
+// per-channel decay: ssm_heads = ssm_groups heads of ssm_state key and ssm_inner / ssm_heads value dimensions, its
+// own q_proj, k_proj, v_proj and o_proj, and low-rank decay and output gates of rank ssm_state.
+enum class SsmKind { none, mamba1, mamba2, gated_delta, short_conv, kda };
 
 // How a pre-quantised checkpoint stores its block linears (config.json `quantization_config`). none: unquantised,
 // in the dtype the job loads it (a job may still quantise it on load: train.method qlora).
@@ -115,12 +118,15 @@ struct LayerSpec {
     int64_t ssm_params() const;        // the state-space mixer, exact (0 without one)
     int64_t ssm_linear_params() const; // of those, the nn.Linear weights (in_proj, x_proj, dt_proj, out_proj)
     // in_proj's output width (mamba1: 2 d_inner; mamba2: 2 d_inner + 2 G N + H; gated_delta: in_proj_qkvz and
-    // in_proj_ba, 2 G N + 2 d_inner + 2 H; short_conv: 3 d_inner)
+    // in_proj_ba, 2 G N + 2 d_inner + 2 H; short_conv: 3 d_inner; kda: every linear reading the block's input, q, k,
+    // v, b, f_a and g_a, 2 G N + d_inner + H + 2 N)
     int64_t ssm_in_width() const;
-    // channels of the convolution (mamba1, short_conv: d_inner; mamba2, gated_delta: d_inner + 2 G N)
+    // channels of the convolution (mamba1, short_conv: d_inner; mamba2, gated_delta, kda: d_inner + 2 G N)
     int64_t ssm_conv_width() const;
     int64_t ssm_x_width() const { return ssm == SsmKind::mamba1 ? ssm_dt_rank + 2 * ssm_state : 0; }   // mamba1 x_proj
     bool has_attention() const { return heads > 0; }
+    // A delta-rule linear attention (Gated DeltaNet or KDA): fla's chunked delta rule runs the scan.
+    bool delta_rule() const { return ssm == SsmKind::gated_delta || ssm == SsmKind::kda; }
     int64_t params() const {
         return attention_params() + ffn_params() + norm_params() + relative_attention_params + activation_params +
                ssm_params();

@@ -17,6 +17,7 @@ const char* ssm_kind_name(SsmKind k) {
         case SsmKind::mamba2: return "mamba2";
         case SsmKind::gated_delta: return "gated-deltanet";
         case SsmKind::short_conv: return "short-conv";
+        case SsmKind::kda: return "kda";
         case SsmKind::none: break;
     }
     return "none";

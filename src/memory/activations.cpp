@@ -114,7 +114,17 @@ std::pair<double, double> projection_inputs(const LayerSpec& l, const Job& job, 
     // product's two factors; flash keeps its output anyway) and o_proj reads the product, counted above; the gate's
     // own projection reads the normed input the q/k/v projections keep.
     if (l.attention_output_gate) tp += act * q;
-    if (l.ssm != SsmKind::none) {
+    if (l.ssm == SsmKind::kda) {
+        // KDA's q, k, v, b, f_a and g_a read the normed input (one saved tensor); f_b and g_b read the rank-N outputs
+        // of f_a and g_a; o_proj reads the gated norm's output. Adapters reach q, k, v and o_proj by name, the gate
+        // linears under all-linear.
+        const bool gates = (lora & kMixerGates) != 0;   // all-linear
+        const int adapters = !!(lora & kQ) + !!(lora & kK) + !!(lora & kV) + (gates ? 3 : 0);
+        const double n = double(l.ssm_state), I = double(l.ssm_inner);
+        rep += group_inputs(h, keeps_inputs ? 6 : 0, adapters, s.bytes.norm_out);
+        rep += 2 * group_inputs(n, keeps_inputs ? 1 : 0, gates ? 1 : 0, act);
+        tp += group_inputs(I, keeps_inputs ? 1 : 0, (lora & kO) ? 1 : 0, act);
+    } else if (l.ssm != SsmKind::none) {
         // The mixer's in_proj keeps the normed input (an nn.Linear outside the fused function); x_proj, dt_proj and
         // out_proj run inside mamba_inner_fn / mamba_split_conv1d_scan_combined, which keeps what they need
         // (ssm_saved); an adapter on them keeps its own input.
@@ -242,6 +252,12 @@ double ssm_saved(const LayerSpec& l, const TrainingSetup& s) {
         return act * (double(l.ssm_conv_width()) + 2 * H * N + I + 64 * H + H + 2 * I + H) + 4.0 * 5 * H;
     }
     if (l.ssm == SsmKind::short_conv) return act * 5 * I;
+    if (l.ssm == SsmKind::kda) {
+        // chunk_kda as chunk_gated_delta_rule above, H = G (no repeat), with g per key channel (fp32, G N) and the
+        // gate path kept: f_b's output before fused_kda_gate (I) and the output gate g_b's (I, the gated norm's z).
+        const double H = double(l.ssm_heads), GN = double(l.ssm_groups * l.ssm_state);
+        return act * (double(l.ssm_conv_width()) + 2 * GN + I + 64 * H + H + 2 * I + I + H) + 4.0 * (GN + 4 * H);
+    }
     return 0;
 }
 

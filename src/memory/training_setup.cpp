@@ -55,9 +55,20 @@ uint32_t lora_target_bits(const std::string& name) {
     return 0;
 }
 
+std::vector<MixerLinear> kda_linears(const LayerSpec& l) {
+    const int64_t h = l.hidden, k = l.ssm_groups * l.ssm_state, I = l.ssm_inner, n = l.ssm_state;
+    const uint32_t g = kMixerGates;
+    return {{h, k, kQ, true},          {h, k, kK, true},  {h, I, kV, true},          {h, l.ssm_heads, g, true},
+            {h, n, g, true, false, true}, {n, I, g, false},  {h, n, g, true, false, true}, {n, I, g, false},
+            {I, h, kO, false, true}};   // q, k, v, b; f_a, f_b, g_a, g_b; o_proj
+}
+
 int64_t lora_params_in_layer(const LayerSpec& l, uint32_t mask, int64_t r) {
     int64_t p = 0;
     const int64_t attn_mult = l.cross_attention ? 2 : 1;
+    if (l.ssm == SsmKind::kda)   // before the attention bits are masked off: KDA's q/k/v/o_proj take them
+        for (const MixerLinear& x : kda_linears(l))
+            if (mask & x.bits) p += r * (x.in + x.out);
     // A block without attention (a state-space mixer alone) or without an FFN has none of their linears.
     const uint32_t attention_bits = l.has_attention() ? ~0u : ~uint32_t(kQ | kK | kV | kO);
     const uint32_t ffn_bits = l.ffn_intermediate > 0 ? ~0u : ~uint32_t(kGate | kUp | kDown);
@@ -68,7 +79,7 @@ int64_t lora_params_in_layer(const LayerSpec& l, uint32_t mask, int64_t r) {
     if (mask & kO) p += attn_mult * r * (l.q_dim() + l.hidden);
     // afmoe's attention output gate is a gate_proj too (AfmoeAttention.gate_proj): a gate_proj target adapts it.
     if ((mask & kGate) && l.attention_output_gate) p += r * (l.hidden + l.q_dim());
-    if (l.ssm != SsmKind::none) {
+    if (l.ssm != SsmKind::none && l.ssm != SsmKind::kda) {
         // Gated DeltaNet's in_proj is two linears (in_proj_qkvz, in_proj_ba): two adapters' A matrices
         if (mask & kSsmIn) p += r * ((l.ssm == SsmKind::gated_delta ? 2 : 1) * l.hidden + l.ssm_in_width());
         if (mask & kSsmOut) p += r * (l.ssm_inner + l.hidden);
@@ -100,13 +111,16 @@ std::vector<AdaptedInput> adapted_inputs(const LayerSpec& l, uint32_t mask, bool
     };
     // The same linears lora_params_in_layer counts, by their input width.
     const int64_t attn_mult = l.cross_attention ? 2 : 1;
+    if (l.ssm == SsmKind::kda)
+        for (const MixerLinear& x : kda_linears(l))
+            if (mask & x.bits) add(x.in, 1);
     if (!l.has_attention()) mask &= ~uint32_t(kQ | kK | kV | kO);
     if (l.ffn_intermediate == 0) mask &= ~uint32_t(kGate | kUp | kDown);
     const int qkv = fused_qkv ? ((mask & (kQ | kK | kV)) ? 1 : 0) : !!(mask & kQ) + !!(mask & kK) + !!(mask & kV);
     add(l.hidden, attn_mult * qkv);
     if (mask & kO) add(l.q_dim(), attn_mult);
     if ((mask & kGate) && l.attention_output_gate) add(l.hidden, 1);
-    if (l.ssm != SsmKind::none) {
+    if (l.ssm != SsmKind::none && l.ssm != SsmKind::kda) {
         if (mask & kSsmIn) add(l.hidden, l.ssm == SsmKind::gated_delta ? 2 : 1);
         if (mask & kSsmOut) add(l.ssm_inner, 1);
         if (l.ssm == SsmKind::mamba1) {
@@ -203,8 +217,9 @@ void set_adapters(const Job& job, TrainingSetup& s) {
         s.first_trainable_layer = static_cast<int64_t>(job.model.num_layers()) - t.freeze_trainable_layers;
     limit_blocks(job, s);
     if (!s.adapters) return;
-    // PEFT's all-linear takes every nn.Linear but the output head: a state-space mixer's and a latent MoE's too.
-    if (t.lora.all_linear) s.lora_mask = kAllLinears | kSsmLinears | kMoeLatent;
+    // PEFT's all-linear takes every nn.Linear but the output head: a state-space mixer's, a latent MoE's and KDA's
+    // gates too.
+    if (t.lora.all_linear) s.lora_mask = kAllLinears | kSsmLinears | kMoeLatent | kMixerGates;
     const bool ssm = job.model.has_ssm();
     for (const auto& name : t.lora.targets) {
         uint32_t bits = lora_target_bits(name);

@@ -22,7 +22,22 @@ enum LinearBit : uint32_t {
     kSsmLinears = kSsmIn | kSsmX | kSsmDt | kSsmOut,
     // A latent MoE's fc1_latent_proj and fc2_latent_proj (Nemotron-H NemotronHMoE; LayerSpec::moe_latent).
     kMoeLatent = 1u << 14,
+    // KDA's gate linears (b_proj, f_a/f_b_proj, g_a/g_b_proj): no target name here reaches them, all-linear does.
+    kMixerGates = 1u << 15,
 };
+
+// One nn.Linear of a KDA mixer (vLLM model_executor/layers/kda.py KimiDeltaAttention, commit 01a7e5d9), in x out
+// without bias, and the target bits its module name answers to: q_proj, k_proj, v_proj and o_proj share attention's
+// names (a q_proj target adapts both kinds of block); b_proj, f_a_proj, f_b_proj, g_a_proj and g_b_proj kMixerGates.
+struct MixerLinear {
+    int64_t in = 0, out = 0;
+    uint32_t bits = 0;
+    bool reads_norm = false;   // reads the block's normed input (q, k, v, b, f_a, g_a)
+    // Under tensor parallelism (vLLM kda.py): o_proj splits its input (RowParallelLinear), f_a and g_a are whole on
+    // every rank (ReplicatedLinear), the others split their output (ColumnParallelLinear).
+    bool row_parallel = false, replicated = false;
+};
+std::vector<MixerLinear> kda_linears(const LayerSpec& l);
 
 // The bits that adapt a shared expert's gate, up and down projections: every gate/up/down, or the shared ones alone.
 inline uint32_t shared_gate_bits() { return kGate | kSharedGate; }

@@ -70,6 +70,7 @@ int64_t LayerSpec::ssm_in_width() const {
         case SsmKind::mamba2: return 2 * ssm_inner + 2 * ssm_groups * ssm_state + ssm_heads;
         case SsmKind::gated_delta: return 2 * ssm_groups * ssm_state + 2 * ssm_inner + 2 * ssm_heads;
         case SsmKind::short_conv: return 3 * ssm_inner;
+        case SsmKind::kda: return 2 * ssm_groups * ssm_state + ssm_inner + ssm_heads + 2 * ssm_state;
         case SsmKind::none: break;
     }
     return 0;
@@ -80,7 +81,8 @@ int64_t LayerSpec::ssm_conv_width() const {
         case SsmKind::mamba1:
         case SsmKind::short_conv: return ssm_inner;
         case SsmKind::mamba2:
-        case SsmKind::gated_delta: return ssm_inner + 2 * ssm_groups * ssm_state;
+        case SsmKind::gated_delta:
+        case SsmKind::kda: return ssm_inner + 2 * ssm_groups * ssm_state;
         case SsmKind::none: break;
     }
     return 0;
@@ -97,7 +99,11 @@ int64_t LayerSpec::ssm_conv_width() const {
 // without bias, dt_bias [H], A_log [H], the gated RMSNorm's weight [I / H] (Qwen3NextRMSNormGated over one head),
 // out_proj [I -> hidden] without bias. short_conv (modeling_lfm2.py Lfm2ShortConv.__init__, transformers 02f41779):
 // in_proj [hidden -> 3 hidden], conv depthwise [hidden, 1, L_cache], out_proj [hidden -> hidden], every one with a
-// bias when conv_bias.
+// bias when conv_bias. kda (vLLM model_executor/layers/kda.py KimiDeltaAttention.__init__, commit 01a7e5d9):
+// q_proj, k_proj [hidden -> G N], v_proj [hidden -> I], b_proj [hidden -> H], f_a_proj and g_a_proj [hidden -> N] (the
+// in_proj width above), f_b_proj and g_b_proj [N -> I], o_proj [I -> hidden], all without bias; q_conv1d, k_conv1d and
+// v_conv1d depthwise over G N, G N and I channels without bias; dt_bias [I] (per channel), A_log [H], o_norm's weight
+// [I / H] (FusedRMSNormGated over one head).
 int64_t LayerSpec::ssm_params() const {
     if (ssm == SsmKind::none) return 0;
     const int64_t I = ssm_inner, conv = ssm_conv_width();
@@ -113,6 +119,9 @@ int64_t LayerSpec::ssm_params() const {
     } else if (ssm == SsmKind::gated_delta) {
         p += 2 * ssm_heads;                                                 // dt_bias, A_log
         if (ssm_gated_norm) p += I / ssm_heads;                             // one head's norm weight, shared
+    } else if (ssm == SsmKind::kda) {
+        p += 2 * ssm_state * I + I + ssm_heads;                             // f_b_proj, g_b_proj, dt_bias, A_log
+        if (ssm_gated_norm) p += I / ssm_heads;                             // o_norm, one head's weight
     }
     return p + ssm_extra_params;
 }
@@ -121,6 +130,7 @@ int64_t LayerSpec::ssm_linear_params() const {
     if (ssm == SsmKind::none) return 0;
     int64_t p = hidden * ssm_in_width() + ssm_inner * hidden;
     if (ssm == SsmKind::mamba1) p += ssm_inner * ssm_x_width() + ssm_dt_rank * ssm_inner;
+    if (ssm == SsmKind::kda) p += 2 * ssm_state * ssm_inner;               // f_b_proj, g_b_proj
     return p;
 }
 

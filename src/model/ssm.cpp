@@ -35,7 +35,7 @@ SsmCoreFlops ssm_core_forward_flops(const LayerSpec& l, double seq) {
     const double I = double(l.ssm_inner), N = double(l.ssm_state);
     // Depthwise causal Conv1d of kernel K over every channel: a multiply and an add per tap.
     f.conv = 2.0 * double(l.ssm_conv) * double(l.ssm_conv_width());
-    if (l.ssm == SsmKind::gated_delta) {
+    if (l.delta_rule()) {   // KDA's per-channel decay (fla chunk_kda) changes only the O(d) gate work
         f.scan = gated_delta_flops(l, seq);
         return f;
     }

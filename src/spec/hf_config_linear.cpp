@@ -1,6 +1,6 @@
 // Hybrids of softmax attention with linear-attention or short-convolution mixers: qwen3_next, the Qwen3.5 family
 // (qwen3_5 and qwen3_5_moe, the vision-language checkpoints, and their text models qwen3_5_text and
-// qwen3_5_moe_text) and lfm2. A block's mixer is attention or LayerSpec::ssm (gated_delta, short_conv). Field names and
+// qwen3_5_moe_text), lfm2 and kimi_linear (Kimi Delta Attention beside multi-head latent attention). A block's mixer is attention or LayerSpec::ssm (gated_delta, short_conv). Field names and
 // defaults follow each family's transformers configuration class; the modules follow modeling_<family>.py (named per
 // reader).
 #include <string>
@@ -245,6 +245,120 @@ ModelSpec read_lfm2(const Fields& f) {
     return m;
 }
 
+// ---- kimi_linear ------------------------------------------------------------------------------------------------
+
+// KimiLinearConfig's defaults (transformers configuration_kimi_linear.py, commit 0bc4dd0d; they are
+// Kimi-Linear-48B-A3B's): 27 layers of 2304, 163,840 tokens, 256 experts of 1024 (top 8, 1 shared), the first layer
+// dense (first_k_dense_replace 1, intermediate_size 9216), 1,048,576 positions, untied.
+constexpr int64_t kKimiLayers = 27, kKimiHidden = 2304, kKimiVocab = 163840, kKimiExperts = 256;
+
+// Which blocks are KDA (linear_attn_config.kda_layers) and which MLA (full_attn_layers): 1-based lists that together
+// name every layer once (KimiLinearConfig.__post_init__: layer_types[layer - 1]; vLLM's is_kda_layer reads
+// (layer_idx + 1) in kda_layers).
+std::vector<bool> kimi_kda_blocks(const Fields& lin, int64_t layers) {
+    for (const char* key : {"kda_layers", "full_attn_layers"})
+        if (!lin.has(key)) lin.fail(key, "missing (1-based layer lists: kda_layers and full_attn_layers)");
+    std::vector<int> seen(size_t(layers), 0);
+    std::vector<bool> kda(size_t(layers), false);
+    for (const char* key : {"kda_layers", "full_attn_layers"})
+        for (const int64_t i : layer_list(lin, key)) {
+            if (i < 1 || i > layers)
+                lin.fail(key, "layer " + std::to_string(i) + " is not one of 1.." + std::to_string(layers) +
+                                  " (1-based, num_hidden_layers)");
+            if (seen[size_t(i - 1)]++) lin.fail(key, "layer " + std::to_string(i) + " is listed twice");
+            kda[size_t(i - 1)] = std::string(key) == "kda_layers";
+        }
+    for (int64_t i = 0; i < layers; ++i)
+        if (!seen[size_t(i)])
+            lin.fail("kda_layers", "layer " + std::to_string(i + 1) + " is in neither kda_layers nor full_attn_layers");
+    return kda;
+}
+
+// Kimi Delta Attention (vLLM model_executor/layers/kda.py KimiDeltaAttention, commit 01a7e5d9): num_heads heads of
+// head_dim for q, k and v alike, short convolutions of short_conv_kernel_size taps, low-rank decay and output gates of
+// rank head_dim, o_norm over one head. A full-rank output gate (use_full_rank_gate: g_proj [hidden -> heads x
+// head_dim]) is not modelled.
+LayerSpec kda_block(const Fields& lin, int64_t hidden) {
+    if (opt_bool(lin, "use_full_rank_gate", false))
+        lin.fail("use_full_rank_gate", "a full-rank output gate (g_proj) is not modelled; expected false");
+    const int64_t heads = opt_int(lin, {"num_heads"}, 32, 1);   // KimiLinearConfig linear_num_heads
+    const int64_t dim = opt_int(lin, {"head_dim"}, 128, 1);     // linear_head_dim
+    const int64_t kernel = opt_int(lin, {"short_conv_kernel_size"}, 4, 1);   // linear_conv_kernel_dim
+    if (double(heads) * double(dim) * (double(hidden) + double(dim) + double(kernel)) > 1e15)
+        lin.fail("num_heads", "the KDA shapes describe more than 10^15 parameters");
+    LayerSpec l = base_layer(hidden, 0, 0, 0, 0);
+    l.ssm = SsmKind::kda;
+    l.ssm_groups = l.ssm_heads = heads;
+    l.ssm_state = dim;
+    l.ssm_inner = heads * dim;
+    l.ssm_conv = kernel;
+    l.ssm_chunk = 64;        // fla chunk_kda's chunk, as chunk_gated_delta_rule's
+    l.ssm_gated_norm = true;
+    return l;
+}
+
+// Kimi K3's extensions of the same config class, which change the modules: refused rather than miscounted.
+void refuse_kimi_extensions(const Fields& f) {
+    if (opt_bool(f, "mla_use_output_gate", false))
+        f.fail("mla_use_output_gate", "the MLA output gate is not modelled; expected false");
+    if (opt_int(f, {"attn_res_block_size"}, 0) > 0)
+        f.fail("attn_res_block_size", "block attention residuals are not modelled; expected 0");
+    for (const char* key : {"routed_expert_hidden_size", "dense_ffn_hidden"})
+        if (f.has(key) && !f.raw(key)->is_null()) f.fail(key, "not modelled (Kimi K3's latent experts); leave it out");
+    for (const char* key : {"num_nextn_predict_layers", "num_mtp_layers"})
+        if (opt_int(f, {key}, 0) > 0) f.fail(key, "multi-token-prediction layers are not modelled; expected 0");
+}
+
+// kimi_linear (KimiLinearForCausalLM; vLLM model_executor/models/kimi_linear.py, commit 01d99586): embed_tokens,
+// blocks of input_layernorm, KDA or MLA (KimiMLAAttention: DeepseekV3Attention's modules), post_attention_layernorm
+// and an FFN, the final norm, an untied lm_head. Layers below first_k_dense_replace, and those off moe_layer_freq,
+// hold a dense MLP of intermediate_size; the others KimiMoE: a gate nn.Linear(hidden, num_experts) with
+// e_score_correction_bias, num_experts experts of moe_intermediate_size, num_shared_experts shared experts in one MLP.
+ModelSpec read_kimi_linear(const Fields& f) {
+    if (!f.has("linear_attn_config")) f.fail("linear_attn_config", "missing (the KDA layers' shapes and layer lists)");
+    refuse_kimi_extensions(f);
+    const Fields lin = f.child("linear_attn_config");
+    ModelSpec m;
+    m.hidden = opt_int(f, {"hidden_size"}, kKimiHidden, 1);
+    m.vocab = opt_int(f, {"vocab_size"}, kKimiVocab, 1);
+    m.max_positions = opt_int(f, {"max_position_embeddings", "model_max_length"}, 1048576);
+    m.norm = NormKind::rmsnorm;
+    m.position = PositionKind::rotary;
+    m.final_norm_params = m.hidden;
+    m.tie_word_embeddings = opt_bool(f, "tie_word_embeddings", false);
+    m.activation = f.get_string("hidden_act").value_or("silu");
+    const int64_t layers = opt_int(f, {"num_hidden_layers"}, kKimiLayers, 1, kMaxLayers);
+    const std::vector<bool> kda = kimi_kda_blocks(lin, layers);
+    const LayerSpec mla = mla_attention_layer(f, m.hidden);
+    const LayerSpec delta = kda_block(lin, m.hidden);
+    const int64_t experts = opt_int(f, {"num_experts", "n_routed_experts"}, kKimiExperts);
+    const int64_t width = opt_int(f, {"moe_intermediate_size"}, 1024, 1);
+    if (double(experts) * 3 * double(m.hidden) * double(width) > 1e15)
+        f.fail("num_experts", "the experts describe more than 10^15 parameters");
+    const int64_t top_k = opt_int(f, {"num_experts_per_token", "num_experts_per_tok"}, 8, 1);
+    if (experts > 0 && top_k > experts)
+        f.fail("num_experts_per_token", std::to_string(top_k) + " experts per token of " + std::to_string(experts));
+    const int64_t shared = opt_int(f, {"num_shared_experts", "n_shared_experts"}, 1);
+    if (double(shared) * 3 * double(m.hidden) * double(width) > 1e15)
+        f.fail("num_shared_experts", "the shared experts describe more than 10^15 parameters");
+    const int64_t first_dense = opt_int(f, {"first_k_dense_replace"}, 1);
+    const int64_t freq = opt_int(f, {"moe_layer_freq"}, 1, 1);
+    for (int64_t i = 0; i < layers; ++i) {
+        LayerSpec l = kda[size_t(i)] ? delta : mla;
+        l.ffn_kind = FfnKind::gated;
+        l.ffn_intermediate = mla.ffn_intermediate;   // intermediate_size
+        if (experts > 0 && i >= first_dense && i % freq == 0) {
+            l.experts = experts;
+            l.experts_per_token = top_k;
+            l.ffn_intermediate = width;
+            l.shared_expert_intermediate = width * shared;
+            l.router_bias = true;
+        }
+        m.layers.push_back(l);
+    }
+    return m;
+}
+
 }  // namespace
 
 const std::vector<FamilyReader>& linear_families() {
@@ -255,6 +369,7 @@ const std::vector<FamilyReader>& linear_families() {
         {"qwen3_5_text", [](const Fields& f) { return read_qwen_hybrid(f, kQwen3_5, QwenFfn::dense); }},
         {"qwen3_5_moe_text", [](const Fields& f) { return read_qwen_hybrid(f, kQwen3_5Moe, QwenFfn::sparse); }},
         {"lfm2", read_lfm2},
+        {"kimi_linear", read_kimi_linear},
     };
     return families;
 }

@@ -337,6 +337,9 @@ ModelSpec mistral4_text(const Fields& f) {
     return read_mla_moe(f, kMistral4);
 }
 
+// DeepseekV3Config's qk_nope_head_dim default (128) where the config leaves it out.
+LayerSpec mla_attention_layer(const Fields& f, int64_t hidden) { return mla_layer(f, hidden, 128); }
+
 std::vector<std::string> layer_types(const Fields& f, int64_t layers) {
     std::vector<std::string> out;
     if (!f.has("layer_types") || f.raw("layer_types")->is_null()) return out;

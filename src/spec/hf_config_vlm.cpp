@@ -556,6 +556,62 @@ ModelSpec read_voxtral(const Fields& f) {
     return m;
 }
 
+// ---- PaddleOCR-VL -------------------------------------------------------------------------------------------------
+
+// paddleocr_vl (PaddleOCRVLForConditionalGeneration; transformers modular_paddleocr_vl.py, commit 059101b2).
+// The text model is Ernie4_5Model (PaddleOCRTextModel): the Llama layout, q/k/v/o and gate/up/down with a bias each
+// under use_bias; its fields sit at the top level of the published config (PaddleOCRVLConfig.__post_init__ pops them
+// into text_config when text_config is absent), with PaddleOCRTextConfig's defaults (configuration_paddleocr_vl.py,
+// commit 008e5743): 18 layers of 1024, 16 heads / 2 KV heads of 128, FFN 3072, 103,424 tokens. tie_word_embeddings is
+// the outer config's (PaddleOCRVLConfig default true).
+ModelSpec paddleocr_text(const Fields& f, Json& holder) {
+    const bool nested = f.has("text_config") && !f.raw("text_config")->is_null();
+    const Fields t = nested ? f.child("text_config") : f;
+    holder = with_defaults(t.node(), {{"vocab_size", 103424}, {"hidden_size", 1024}, {"intermediate_size", 3072},
+                                      {"num_hidden_layers", 18}, {"num_attention_heads", 16},
+                                      {"num_key_value_heads", 2}, {"head_dim", 128}});
+    const Fields text(holder, t.file(), t.path());
+    ModelSpec m = llama_like(text, "llama");
+    const bool bias = opt_bool(text, "use_bias", false);
+    for (LayerSpec& l : m.layers) l.qkv_bias = l.o_bias = l.mlp_bias = bias;
+    m.tie_word_embeddings = opt_bool(f, "tie_word_embeddings", true);
+    return m;
+}
+
+// PaddleOCRVisionModel: SiglipVisionEmbeddings (patch_embedding Conv2d with bias, position_embedding of
+// (image_size // patch_size)^2 rows), blocks of q/k/v/out_proj and fc1/fc2 with biases and two LayerNorms, post_layernorm.
+// The checkpoint also stores packing_position_embedding and vision_model.head, which PaddleOCRVLModel skips on load
+// (_keys_to_ignore_on_load_unexpected): not counted. PaddleOCRProjector: pre_norm LayerNorm(vision hidden), linear_1
+// [h m^2 -> h m^2] and linear_2 [h m^2 -> text hidden] with biases, m = spatial_merge_size. Defaults:
+// PaddleOCRVisionConfig (27 layers of 1152, FFN 4304, image 384, patch 14, merge 2).
+EncoderSpec paddleocr_vision(const Fields& v, int64_t text_hidden) {
+    const int64_t h = opt_int(v, {"hidden_size"}, 1152, 1);
+    const int64_t layers = opt_int(v, {"num_hidden_layers"}, 27, 1, kMaxLayers);
+    const int64_t image = opt_int(v, {"image_size"}, 384, 1);
+    const int64_t patch = opt_int(v, {"patch_size"}, 14, 1);
+    const int64_t channels = opt_int(v, {"num_channels"}, 3, 1);
+    const int64_t merge = opt_int(v, {"spatial_merge_size"}, 2, 1, 64);
+    const TowerBlock b{h, opt_int(v, {"intermediate_size"}, 4304, 1), true, true, false, true};
+    // SiglipVisionEmbeddings: num_patches = (image_size // patch_size) ** 2 (384 // 14 = 27: 729 rows)
+    const int64_t positions = (image / patch) * (image / patch);
+    const int64_t wide = h * merge * merge;
+    if (double(positions) * double(h) > 1e15 || double(wide) * double(wide + text_hidden) > 1e15 ||
+        double(channels) * double(patch) * double(patch) * double(h) > 1e15 ||
+        double(layers) * double(h) * double(h + b.ffn) > 1e15)
+        v.fail("hidden_size", "the vision tower's shapes describe more than 10^15 parameters");
+    const int64_t tower = linear(channels * patch * patch, h, true) + positions * h + layers * b.params() + 2 * h;
+    return vision("paddleocr_vl", tower, 2 * h + linear(wide, wide, true) + linear(wide, text_hidden, true), layers, h);
+}
+
+ModelSpec read_paddleocr_vl(const Fields& f) {
+    Json holder;
+    ModelSpec m = paddleocr_text(f, holder);
+    const Json empty = Json::object();
+    const Fields v = f.has("vision_config") ? f.child("vision_config") : Fields(empty, f.file(), f.path_of("vision_config"));
+    attach(m, paddleocr_vision(v, m.hidden));
+    return m;
+}
+
 }  // namespace
 
 EncoderSpec qwen3_vl_vision_tower(const Fields& v) { return qwen3_vl_vision(v); }
@@ -576,6 +632,7 @@ const std::vector<FamilyReader>& vlm_families() {
         {"glm4v", read_glm4v},
         {"glm46v", read_glm4v},
         {"voxtral", read_voxtral},
+        {"paddleocr_vl", read_paddleocr_vl},
     };
     return families;
 }

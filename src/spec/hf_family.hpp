@@ -96,6 +96,10 @@ EncoderSpec qwen3_vl_vision_tower(const Fields& v);
 
 // mistral4's MLA + MoE text model (hf_config_moe.cpp), as Mistral Small 4's mistral3 checkpoint nests it.
 ModelSpec mistral4_text(const Fields& f);
+// DeepseekV3Attention's multi-head latent attention from num_attention_heads, q_lora_rank, kv_lora_rank,
+// qk_nope_head_dim, qk_rope_head_dim, v_head_dim (hf_config_moe.cpp; Kimi Linear's MLA layers reuse it), with a dense
+// gated FFN of intermediate_size.
+LayerSpec mla_attention_layer(const Fields& f, int64_t hidden);
 
 // A mamba_ssm checkpoint's config.json (MambaLMHeadModel: d_model, n_layer, ssm_cfg; no model_type).
 ModelSpec mamba_ssm_checkpoint(const Fields& f);

@@ -15,11 +15,14 @@ namespace {
 // one lora_A of r * sum(enable_lora) rows and one lora_B) holds one pair whichever of q, k, v it adapts.
 double adapter_tensors(const LayerSpec& l, const WorkContext& c) {
     uint32_t lora = c.set.lora_mask;
+    double kda = 0;   // KDA's q/k/v/o_proj answer to attention's target names
+    if (l.ssm == SsmKind::kda)
+        for (const MixerLinear& x : kda_linears(l)) kda += (lora & x.bits) ? 1 : 0;
     // Linears a block lacks hold no adapter (a state-space block has no attention, Mamba's blocks no FFN).
     if (!l.has_attention()) lora &= ~uint32_t(kQ | kK | kV | kO);
     if (l.ffn_intermediate == 0) lora &= ~uint32_t(kGate | kUp | kDown);
     const uint32_t qkv = lora & (kQ | kK | kV);
-    double linears = c.fused_qkv ? (qkv ? 1 : 0) : double(std::popcount(qkv));
+    double linears = (c.fused_qkv ? (qkv ? 1 : 0) : double(std::popcount(qkv))) + kda;
     linears += (lora & kO) ? 1 : 0;
     linears += (lora & kDown) ? 1 : 0;
     linears += (lora & kUp) ? 1 : 0;
@@ -53,6 +56,8 @@ double trained_tensors(const LayerSpec& l, const WorkContext& c) {
     // gated_delta in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, the gated norm, out_proj; short_conv in_proj,
     // conv, out_proj (+ a bias each with conv_bias).
     if (l.ssm == SsmKind::gated_delta) tensors += 6 + (l.ssm_gated_norm ? 1 : 0);
+    // kda: nine linears, three convolutions, dt_bias, A_log, o_norm
+    if (l.ssm == SsmKind::kda) tensors += 14 + (l.ssm_gated_norm ? 1 : 0);
     if (l.ssm == SsmKind::short_conv) tensors += 3 * (l.ssm_conv_bias ? 2 : 1);
     if (l.ssm_extra_params > 0) tensors += 3;   // Jamba's dt, B and C norms
     if (l.experts > 0) tensors += 1;   // router

@@ -36,7 +36,9 @@ BlockWeights block_weights(const LayerSpec& l, const TrainingSetup& set, double 
         // afmoe's self_attn.gate_proj: a gate_proj target adapts it too (PEFT matches the module name's end)
         if (l.attention_output_gate) linear(h, q, 1, kGate);
     }
-    if (l.ssm != SsmKind::none) {   // in_proj, (mamba1: x_proj, dt_proj,) out_proj
+    if (l.ssm == SsmKind::kda)   // q, k, v, b, f_a, f_b, g_a, g_b, o_proj
+        for (const MixerLinear& x : kda_linears(l)) linear(double(x.in), double(x.out), 1, x.bits);
+    else if (l.ssm != SsmKind::none) {   // in_proj, (mamba1: x_proj, dt_proj,) out_proj
         const double I = double(l.ssm_inner);
         linear(h, double(l.ssm_in_width()), 1, kSsmIn);
         if (l.ssm == SsmKind::mamba1) linear(I, double(l.ssm_x_width()), 1, kSsmX), linear(double(l.ssm_dt_rank), I, 1, kSsmDt);

@@ -144,7 +144,7 @@ void add_ssm_core(LayerWork& w, const LayerSpec& l, const WorkContext& c, double
         add_short_conv_gates(w, c, tokens, double(l.ssm_inner) / c.tp, needs_grad);
         return;
     }
-    if (l.ssm == SsmKind::gated_delta) {
+    if (l.delta_rule()) {   // KDA: fla chunk_kda, the same chunked products with a decay per key channel
         add_gated_delta(w, l, c, tokens, seq, needs_grad);
         add_gated_delta_glue(w, l, c, tokens, needs_grad);
     } else {

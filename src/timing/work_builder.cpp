@@ -173,7 +173,12 @@ void add_projections(LayerWork& w, const LayerSpec& l, const WorkContext& c, dou
     }
     // The mixer's in_proj (Gated DeltaNet: in_proj_qkvz and in_proj_ba as one), (mamba1: x_proj, dt_proj,) out_proj;
     // heads split under TP
-    if (l.ssm != SsmKind::none) {
+    if (l.ssm == SsmKind::kda) {   // every KDA linear split by heads, but f_a and g_a (vLLM: ReplicatedLinear)
+        for (const MixerLinear& x : kda_linears(l))
+            linear(x.row_parallel ? double(x.in) / tp : double(x.in),
+                   x.row_parallel || x.replicated ? double(x.out) : double(x.out) / tp, 1, x.bits,
+                   x.reads_norm ? normed : act);
+    } else if (l.ssm != SsmKind::none) {
         const double I = double(l.ssm_inner) / tp;
         linear(h, double(l.ssm_in_width()) / tp, 1, kSsmIn, normed, l.ssm_proj_bias);
         if (l.ssm == SsmKind::mamba1) {
@@ -265,7 +270,7 @@ void add_block_elementwise(LayerWork& w, const LayerSpec& l, const ModelSpec& m,
         // autocast casts an fp32 norm output to the compute dtype per linear call (a bf16 one passes uncast)
         double casts = (c.fused_qkv ? 1 : 3) + (l.ffn_kind == FfnKind::gated ? 2 : 1);
         if (l.ssm != SsmKind::none || !l.has_attention())   // a hybrid block: the linears it has that read the norm
-            casts = (l.has_attention() ? (c.fused_qkv ? 1 : 3) : 0) + (l.ssm != SsmKind::none ? 1 : 0) +
+            casts = (l.has_attention() ? (c.fused_qkv ? 1 : 3) : 0) + (l.ssm == SsmKind::kda ? 6 : l.ssm != SsmKind::none ? 1 : 0) +
                     (l.ffn_intermediate > 0 ? (l.ffn_kind == FfnKind::gated ? 2 : 1) : 0);
         bytes += casts * (c.set.bytes.norm_out + B) * h;
         kernels += c.compiled ? 0 : casts;

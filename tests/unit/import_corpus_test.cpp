@@ -184,7 +184,7 @@ TEST(ImportCorpus, EveryUpstreamConfigImportsAndPlansOrSaysWhichField) {
     }
     // Measured floors (docs/import.md): planned fine-tuning jobs / fine-tuning jobs per tool. The per-file
     // expectations above already fail on any change; the floors say what the figures in the docs are.
-    const std::map<std::string, int> floor = {{"axolotl", 61},    {"llama_factory", 34}, {"torchtune", 42},
+    const std::map<std::string, int> floor = {{"axolotl", 63},    {"llama_factory", 34}, {"torchtune", 42},
                                               {"torchtitan", 18}, {"deepspeed", 33},    {"accelerate", 36},
                                               {"hf", 1}};
     int planned = 0, all = 0, ft_planned = 0, ft_all = 0;
@@ -194,5 +194,5 @@ TEST(ImportCorpus, EveryUpstreamConfigImportsAndPlansOrSaysWhichField) {
         EXPECT_GE(r[2], floor.count(tool) ? floor.at(tool) : 1 << 20) << tool << ": fewer fine-tuning jobs plan";
     }
     std::printf("corpus all            %3d / %3d plan; fine-tuning jobs %3d / %3d\n", planned, all, ft_planned, ft_all);
-    EXPECT_GE(ft_planned, 225);
+    EXPECT_GE(ft_planned, 227);
 }

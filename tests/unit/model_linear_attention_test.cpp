@@ -1,8 +1,10 @@
 // Linear-attention and short-convolution hybrids (hf_config_linear.cpp): which mixer and FFN each layer gets, the
-// refusals naming their field, the mixers' core FLOPs per token by hand, LoRA targets on Gated DeltaNet. Parameter
+// refusals naming their field, the mixers' core FLOPs per token by hand, LoRA targets on Gated DeltaNet and KDA. Parameter
 // totals of tiny configs are in model_params_test.cpp; catalog models in data/models/SOURCES.md.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "ftbound/error.hpp"
@@ -11,6 +13,7 @@
 #include "spec/document.hpp"
 #include "spec/hf_config.hpp"
 #include "hf_config_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace {
 
@@ -27,6 +30,15 @@ const std::string kNext =
 const std::string kLfm2 =
     "{model_type: lfm2, hidden_size: 64, intermediate_size: 200, block_multiple_of: 32, num_attention_heads: 4,"
     " num_key_value_heads: 2, conv_L_cache: 3, vocab_size: 1000";
+
+// Kimi Linear: KDA of 2 heads of 8 (I = 16), MLA of 4 heads (kv latent 16, nope 8, rope 4, v 8), 4 experts of 16
+// (top 2, 1 shared), the first block dense; blocks 1 and 2 (1-based) KDA, block 3 MLA.
+const std::string kKimi =
+    "{model_type: kimi_linear, hidden_size: 64, intermediate_size: 128, num_attention_heads: 4, kv_lora_rank: 16,"
+    " qk_nope_head_dim: 8, qk_rope_head_dim: 4, v_head_dim: 8, q_lora_rank: null, num_experts: 4,"
+    " num_experts_per_token: 2, moe_intermediate_size: 16, num_shared_experts: 1, first_k_dense_replace: 1,"
+    " vocab_size: 1000, num_hidden_layers: 3";
+const std::string kKda = "{num_heads: 2, head_dim: 8, short_conv_kernel_size: 4";
 
 TEST(LinearAttentionFamilies, Qwen3NextAttendsEveryFourthBlockByDefault) {
     // Qwen3NextConfig: full_attention_interval 4 -> blocks 3 and 7 attend; mlp_only_layers [5] keeps a dense MLP.
@@ -105,6 +117,84 @@ TEST(LinearAttentionFamilies, LoraOnGatedDeltaNetProjections) {
     EXPECT_EQ(ftb::lora_target_bits("in_proj_z"), ftb::lora_target_bits("in_proj_ba"));
     EXPECT_EQ(ftb::lora_params_in_layer(l, ftb::lora_target_bits("out_proj"), 8), 8 * (64 + 64));
     EXPECT_EQ(ftb::lora_params_in_layer(l, ftb::kQ | ftb::kK | ftb::kV, 8), 0);   // no attention in this block
+}
+
+TEST(LinearAttentionFamilies, KimiLinearBlocksFromOneBasedLayerLists) {
+    const ftb::ModelSpec m = read(kKimi + ", linear_attn_config: " + kKda + ", kda_layers: [1, 2], full_attn_layers: [3]}}");
+    ASSERT_EQ(m.num_layers(), 3u);
+    EXPECT_EQ(m.layer(0).ssm, ftb::SsmKind::kda);
+    EXPECT_EQ(m.layer(1).ssm, ftb::SsmKind::kda);
+    EXPECT_EQ(m.layer(2).ssm, ftb::SsmKind::none);
+    EXPECT_EQ(m.layer(2).kv_lora_rank, 16);
+    EXPECT_EQ(m.layer(0).experts, 0);   // first_k_dense_replace 1
+    EXPECT_EQ(m.layer(0).ffn_intermediate, 128);
+    EXPECT_EQ(m.layer(1).experts, 4);
+    EXPECT_EQ(m.layer(1).shared_expert_intermediate, 16);
+    EXPECT_TRUE(m.layer(2).router_bias);   // e_score_correction_bias
+    // Linears reading the block's input: q 16 + k 16 + v 16 + b 2 + f_a 8 + g_a 8 = 66; the three convolutions 48.
+    EXPECT_EQ(m.layer(0).ssm_in_width(), 66);
+    EXPECT_EQ(m.layer(0).ssm_conv_width(), 48);
+    // 64*66 + o_proj 16*64 + conv 48*4 + f_b, g_b 2*8*16 + dt_bias 16 + A_log 2 + o_norm 8 = 5,722.
+    EXPECT_EQ(m.layer(0).ssm_params(), 5722);
+    EXPECT_EQ(m.layer(0).ssm_linear_params(), 64 * 66 + 16 * 64 + 2 * 8 * 16);
+    EXPECT_FALSE(m.tie_word_embeddings);
+}
+
+TEST(LinearAttentionFamilies, KimiLinearRefusalsNameTheField) {
+    const std::string lists = ", kda_layers: [1, 2], full_attn_layers: [3]";
+    EXPECT_NE(error_of(kKimi + "}").find("linear_attn_config"), std::string::npos);
+    EXPECT_NE(error_of(kKimi + ", linear_attn_config: " + kKda + ", kda_layers: [1, 2]}}").find("full_attn_layers"),
+              std::string::npos);
+    const std::string twice = error_of(kKimi + ", linear_attn_config: " + kKda + ", kda_layers: [1, 2, 3], full_attn_layers: [3]}}");
+    EXPECT_NE(twice.find("listed twice"), std::string::npos) << twice;
+    const std::string range = error_of(kKimi + ", linear_attn_config: " + kKda + ", kda_layers: [1, 2], full_attn_layers: [4]}}");
+    EXPECT_NE(range.find("1-based"), std::string::npos) << range;
+    const std::string gap = error_of(kKimi + ", linear_attn_config: " + kKda + ", kda_layers: [1], full_attn_layers: [3]}}");
+    EXPECT_NE(gap.find("layer 2 is in neither"), std::string::npos) << gap;
+    EXPECT_NE(error_of(kKimi + ", linear_attn_config: " + kKda + lists + ", use_full_rank_gate: true}}").find("use_full_rank_gate"),
+              std::string::npos);
+    for (const char* k3 : {"mla_use_output_gate: true", "attn_res_block_size: 12", "routed_expert_hidden_size: 3584",
+                           "num_nextn_predict_layers: 1"}) {
+        const std::string e = error_of(kKimi + ", " + k3 + ", linear_attn_config: " + kKda + lists + "}}");
+        EXPECT_NE(e.find(std::string(k3).substr(0, std::string(k3).find(':'))), std::string::npos) << k3 << ": " << e;
+    }
+    EXPECT_NE(error_of(kKimi + ", num_experts_per_token: 8, linear_attn_config: " + kKda + lists + "}}")
+                  .find("num_experts_per_token"),
+              std::string::npos);
+}
+
+TEST(LinearAttentionFamilies, KdaCoreFlopsAndLoraOnItsProjections) {
+    const ftb::ModelSpec m = read(kKimi + ", linear_attn_config: " + kKda + ", kda_layers: [1, 2], full_attn_layers: [3]}}");
+    const ftb::LayerSpec& kda = m.layer(0);
+    // chunk min(64, 3) = 3, H 2, d_k = d_v = 8: 2 (3*3*8 + 2*3*8 + 6*64 + 2*9/3) = 1,020; conv 2*4*48 = 384.
+    const ftb::SsmCoreFlops f = ftb::ssm_core_forward_flops(kda, 3);
+    EXPECT_DOUBLE_EQ(f.conv, 384);
+    EXPECT_DOUBLE_EQ(f.scan, 1020);
+    // KDA's q_proj, k_proj, v_proj and o_proj carry attention's names: r (64 + 16) each.
+    EXPECT_EQ(ftb::lora_params_in_layer(kda, ftb::lora_target_bits("q_proj"), 8), 8 * (64 + 16));
+    EXPECT_EQ(ftb::lora_params_in_layer(kda, ftb::kQ | ftb::kK | ftb::kV | ftb::kO, 8), 4 * 8 * (64 + 16));
+    EXPECT_EQ(ftb::lora_params_in_layer(kda, ftb::kSsmIn | ftb::kSsmOut, 8), 0);   // no in_proj or out_proj
+    // all-linear reaches the gate linears too: b r (64 + 2), f_a and g_a 2 r (64 + 8), f_b and g_b 2 r (8 + 16).
+    EXPECT_EQ(ftb::lora_params_in_layer(kda, ftb::kQ | ftb::kK | ftb::kV | ftb::kO | ftb::kSsmLinears | ftb::kMixerGates, 8),
+              4 * 8 * (64 + 16) + 8 * 66 + 2 * 8 * 72 + 2 * 8 * 24);
+    const auto inputs = ftb::adapted_inputs(kda, ftb::kV | ftb::kO, false);
+    ASSERT_EQ(inputs.size(), 2u);
+    EXPECT_EQ(inputs[0].in_features, 64);
+    EXPECT_EQ(inputs[1].in_features, 16);
+}
+
+TEST(LinearAttentionFamilies, KimiLinearCatalogCounts) {
+    // data/models/SOURCES.md: 49,122,681,728 in all; per token the embedding and head (2 x 377,487,360), 20 KDA
+    // blocks, 7 MLA blocks, the dense first MLP and 26 x (8 + 1 shared) experts with the routers.
+    std::ifstream in(std::string(ftb_test::source_dir()) + "/data/models/moonshotai/Kimi-Linear-48B-A3B-Instruct.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    const ftb::ModelSpec m = read(text.str());
+    EXPECT_EQ(m.total_params(), 49122681728);
+    EXPECT_EQ(m.active_params(), 3484459904);
+    // bpc_engine's breakdown: one KDA mixer's matrices and convolutions 39,510,016 + A_log and dt_bias 4,128 + o_norm 128.
+    EXPECT_EQ(m.layer(0).ssm_params(), 39514272);
+    EXPECT_EQ(m.layer(3).attention_params(), 29114880);
 }
 
 }  // namespace

@@ -779,6 +779,29 @@ std::vector<Tiny> tiny_models() {
          " full_attention_interval: 2, num_experts: 4, num_experts_per_tok: 2, moe_intermediate_size: 16,"
          " shared_expert_intermediate_size: 32, decoder_sparse_step: 2, vocab_size: 1000}",
          203320, {39960, 35296}},
+        // kimi_linear (vLLM kda.py KimiDeltaAttention, kimi_linear.py): blocks 1, 2 KDA (2 heads of 8, I = 16: q, k, v
+        // 3*64*16 = 3,072, b_proj 64*2 = 128, f_a and g_a 2*64*8 = 1,024, f_b and g_b 2*8*16 = 256, o_proj 16*64 =
+        // 1,024, q/k/v convolutions 3*16*4 = 192, dt_bias 16, A_log 2, o_norm 8 -> 5,722), block 3 MLA (q_proj
+        // 64*4*12 = 3,072, kv_a_proj_with_mqa 64*20 = 1,280, kv_a_layernorm 16, kv_b_proj 16*4*16 = 1,024, o_proj
+        // 32*64 = 2,048 -> 7,440). Block 0 dense MLP 3*64*128 = 24,576; blocks 1, 2 MoE: 4 experts 4*3*64*16 = 12,288,
+        // gate 256 + e_score_correction_bias 4, 1 shared 3*64*16 = 3,072 -> 15,620; norms 128 each.
+        // 5,722 + 24,576 + 128 = 30,426; 5,722 + 15,620 + 128 = 21,470; 7,440 + 15,620 + 128 = 23,188; untied + 128,064.
+        {"kimi_linear_kda_mla",
+         "{model_type: kimi_linear, hidden_size: 64, intermediate_size: 128, num_attention_heads: 4, kv_lora_rank: 16,"
+         " qk_nope_head_dim: 8, qk_rope_head_dim: 4, v_head_dim: 8, q_lora_rank: null, num_experts: 4,"
+         " num_experts_per_token: 2, moe_intermediate_size: 16, num_shared_experts: 1, first_k_dense_replace: 1,"
+         " vocab_size: 1000, num_hidden_layers: 3, linear_attn_config: {num_heads: 2, head_dim: 8,"
+         " short_conv_kernel_size: 4, kda_layers: [1, 2], full_attn_layers: [3]}}",
+         203148, {30426, 21470, 23188}},
+        // paddleocr_vl: the tiny llama's shapes at the top level (untied) -> 202,048; SigLIP tower without its head
+        // (patch conv 3*14*14*16 + 16 = 9,424, positions (28/14)^2*16 = 64, block 2,224, post_layernorm 32 -> 11,744);
+        // projector pre_norm 32 + linear_1 64*64 + 64 + linear_2 64*64 + 64 = 8,352.
+        {"paddleocr_vl",
+         "{model_type: paddleocr_vl, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,"
+         " num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, vocab_size: 1000, tie_word_embeddings: false,"
+         " vision_config: {hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2,"
+         " image_size: 28, patch_size: 14, spatial_merge_size: 2}}",
+         222144, {36992, 36992}},
         // qwen3_5_text: the same mixers, dense MLPs: 39,960 and 16,416 + 24,576 + 128 = 41,120. Tied: + 64,064.
         {"qwen3_5_text_dense",
          "{model_type: qwen3_5_text, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,"

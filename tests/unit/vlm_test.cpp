@@ -133,6 +133,33 @@ TEST(VisionLanguage, VoxtralEncoderIsAnAudioEncoder) {
     EXPECT_EQ(m.vision_params, 3328 + 6144);
 }
 
+// PaddleOCR-VL (hand count in model_params_test.cpp): the text fields at the top level as the hub config has them,
+// a SigLIP tower without its pooling head, the projector over 2 x 2 merged patches; use_bias puts a bias on every
+// text linear.
+constexpr const char* kPaddleText = R"({"model_type": "paddleocr_vl", "hidden_size": 64, "intermediate_size": 128,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 1000)";
+
+TEST(VisionLanguage, PaddleOcrVlTextAtTheTopLevel) {
+    const std::string text = std::string(kPaddleText) + R"(, "tie_word_embeddings": false)";
+    const std::string vision = R"(, "vision_config": {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1,
+        "num_attention_heads": 2, "image_size": 28, "patch_size": 14, "spatial_merge_size": 2})";
+    const ModelSpec m = read_model(text + vision + "}");
+    EXPECT_EQ(m.encoder.kind, "paddleocr_vl");
+    EXPECT_EQ(m.encoder.params, 11744);            // patch conv 9,424 + positions 64 + block 2,224 + post norm 32
+    EXPECT_EQ(m.encoder.projector_params, 8352);   // pre_norm 32 + [64 -> 64] + 64 + [64 -> 64] + 64
+    EXPECT_FALSE(m.tie_word_embeddings);
+    EXPECT_EQ(m.total_params(), 202048 + 11744 + 8352);
+    // use_bias: q 64 + k 32 + v 32 + o 64, gate and up 2 x 128, down 64 per block.
+    const ModelSpec biased = read_model(text + R"(, "use_bias": true)" + vision + "}");
+    EXPECT_EQ(biased.layer(0).params() - m.layer(0).params(), 64 + 32 + 32 + 64 + 2 * 128 + 64);
+    // PaddleOCRVLConfig ties by default; a vision_config left out takes PaddleOCRVisionConfig's defaults.
+    EXPECT_TRUE(read_model(std::string(kPaddleText) + "}").tie_word_embeddings);
+    // 384 // 14 = 27 rows of positions a side, as SiglipVisionEmbeddings floors it; a patch of 0 is an error.
+    EXPECT_EQ(read_model(text + R"(, "vision_config": {"hidden_size": 16, "intermediate_size": 32,
+        "num_hidden_layers": 1, "image_size": 30, "patch_size": 14}})").encoder.params, 11744);
+    EXPECT_NE(error_of(text + R"(, "vision_config": {"patch_size": 0}})").find("patch_size"), std::string::npos);
+}
+
 // Gemma 4 (hand counts in model_params_test.cpp): the on-device checkpoints' per-layer embeddings, KV-shared layers and
 // conformer audio tower are refused naming the field, Gemma 3n naming its model_type; the unified checkpoint's
 // embedders are its encoder (no blocks) and a k_eq_v full-attention layer is held as 2 x heads of global_head_dim / 2.
