@@ -207,7 +207,7 @@ double plain_activation_saved(const ModelSpec& m, const Job& job, const Training
 }
 
 double ffn_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, const TrainingSetup& s) {
-    const double h = double(l.hidden), i = double(l.ffn_intermediate), act = s.bytes.act;
+    const double i = double(l.ffn_intermediate), act = s.bytes.act;
     const bool gate_recomputed = job.spec.train.compile || job.framework.fused_swiglu;
     // Clamped SwiGLU (LayerSpec::clamped_swiglu) keeps the gate_up output (2 i: both clamps read it), the clamped
     // gate, sigmoid's output, up + 1 and the gated product's other factor: 6 i; compiled, only gate_up's 2 i.

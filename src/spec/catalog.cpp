@@ -336,6 +336,14 @@ SystemSpec Catalog::system(const std::string& name_or_path, const InputSite& sit
     });
 }
 
+bool Catalog::system_lists_component(const std::string& name, const std::string& kind) const {
+    const Json& doc = document(path_of("systems", name));
+    if (!doc.is_object() || !doc.contains("components") || !doc["components"].is_array()) return false;
+    for (const Json& c : doc["components"])
+        if (c.is_object() && c.contains("kind") && c["kind"] == kind) return true;
+    return false;
+}
+
 namespace {
 
 void read_local_storage(const Fields& f, SystemSpec& s) {

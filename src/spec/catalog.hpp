@@ -41,6 +41,9 @@ public:
     LinkSpec link(const std::string& name, const InputSite& site) const;
     NetworkSpec network(const std::string& name, const InputSite& site) const;
     SystemSpec system(const std::string& name_or_path, const InputSite& site) const;
+    // Whether catalog system `name`'s file lists a component of `kind` (e.g. "nvswitch"), read from the file's tree
+    // alone: a search over servers passes most of them over without composing their topology.
+    bool system_lists_component(const std::string& name, const std::string& kind) const;
     // Storage tiers (data/storage/) and node prices (data/prices/): catalog_ops.cpp.
     StorageTier storage(const std::string& name, const InputSite& site) const;
     std::optional<NodePrice> price(const std::string& system_name) const;   // empty: no price for it
