@@ -2,7 +2,7 @@
 # Installs the Debian (bookworm) packages ftbound builds with. Safe to re-run.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config
-          libcli11-dev nlohmann-json3-dev libsimdjson-dev libfmt-dev libyaml-cpp-dev zlib1g-dev
+          libcli11-dev nlohmann-json3-dev libsimdjson-dev libfmt-dev libyaml-dev libyaml-cpp-dev zlib1g-dev
           libgtest-dev libgmock-dev libvalijson-dev libtomlplusplus-dev libbenchmark-dev libopenblas-dev libhwloc-dev python3
           libcpp-httplib-dev chromium
           openmpi-bin libopenmpi-dev)   # Open MPI: `probe --cluster` and its mpirun test

@@ -1,10 +1,13 @@
 #include "spec/yaml_source.hpp"
 
-#include <yaml-cpp/yaml.h>
+#include <yaml.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string_view>
+#include <vector>
 
 #include "ftbound/error.hpp"
 #include "spec/number_syntax.hpp"
@@ -37,8 +40,9 @@ Json resolve_plain_scalar(const std::string& s) {
 }
 
 // Where `s` stops being UTF-8 (RFC 3629 section 3: no overlong forms, no UTF-16 surrogates, nothing above U+10FFFF),
-// or npos. YAML text must be Unicode (YAML 1.2 section 5.2) but yaml-cpp passes stray bytes through, and the JSON
-// documents built from it refuse to print them (nlohmann::json dump: type_error 316): a reader must stop them here.
+// or npos. YAML text must be Unicode (YAML 1.2 section 5.2), and libyaml's reader refuses other bytes in the file,
+// but the JSON documents built from it refuse to print them (nlohmann::json dump: type_error 316), and a scalar can
+// still carry them through an escape such as "\xFB": a reader must stop them here.
 size_t invalid_utf8_at(std::string_view s) {
     size_t i = 0;
     while (i < s.size()) {
@@ -65,39 +69,199 @@ size_t invalid_utf8_at(std::string_view s) {
     return std::string_view::npos;
 }
 
-Json to_json(const YAML::Node& n, const std::string& file, int depth, const std::string& path, size_t& nodes) {
-    if (depth > kMaxDepth) throw InputError(file, path, "nesting deeper than 64 levels");
-    if (++nodes > kMaxNodes)
-        throw InputError(file, path, "more than " + std::to_string(kMaxNodes) + " values (YAML aliases expanding without bound?)");
-    switch (n.Type()) {
-        case YAML::NodeType::Null:
-        case YAML::NodeType::Undefined:
-            return nullptr;
-        case YAML::NodeType::Scalar:
-            require_utf8(n.Scalar(), file, path, "the value");
-            if (n.Tag() == "!") return n.Scalar();  // quoted: always a string
-            return resolve_plain_scalar(n.Scalar());
-        case YAML::NodeType::Sequence: {
-            Json arr = Json::array();
-            size_t i = 0;
-            for (const auto& e : n) arr.push_back(to_json(e, file, depth + 1, path + "[" + std::to_string(i++) + "]", nodes));
-            return arr;
-        }
-        case YAML::NodeType::Map: {
-            Json obj = Json::object();
-            for (const auto& kv : n) {
-                if (!kv.first.IsScalar()) throw InputError(file, path, "a mapping key is not a plain name");
-                const std::string key = kv.first.Scalar();
-                require_utf8(key, file, path, "a key");
-                const std::string child = path.empty() ? key : path + "." + key;
-                if (obj.contains(key)) throw InputError(file, child, "key appears twice");
-                obj[key] = to_json(kv.second, file, depth + 1, child, nodes);
+// A node as the builder needs it: its JSON value, and for keys and aliases what YAML made of it.
+struct Node {
+    Json value;
+    bool key = false;   // a scalar that is not null: usable as a mapping key
+    std::string text;   // a scalar's text as written (a key keeps it verbatim: `1.0: x` is the key "1.0")
+    size_t count = 0;   // values in its expanded tree (kMaxNodes)
+    int height = 0;     // levels below it (kMaxDepth)
+};
+
+// libyaml's event parser over one text. A failed parse throws "malformed YAML/JSON at line L, column C: ...", or,
+// for bytes that are not UTF-8 (libyaml's reader checks the whole text, comments included), says so.
+class EventStream {
+public:
+    EventStream(const std::string& text, const std::string& file) : text_(text), file_(file) {
+        yaml_parser_initialize(&parser_);
+        yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(text.data()), text.size());
+    }
+    ~EventStream() {
+        if (has_event_) yaml_event_delete(&event_);
+        yaml_parser_delete(&parser_);
+    }
+    EventStream(const EventStream&) = delete;
+    EventStream& operator=(const EventStream&) = delete;
+
+    // The next event; valid until the next call.
+    const yaml_event_t& next() {
+        if (has_event_) yaml_event_delete(&event_);
+        has_event_ = yaml_parser_parse(&parser_, &event_) != 0;
+        if (!has_event_) fail();
+        return event_;
+    }
+
+private:
+    [[noreturn]] void fail() const {
+        const std::string problem = parser_.problem ? parser_.problem : "unreadable text";
+        if (parser_.error == YAML_READER_ERROR) throw InputError(file_, "", byte_problem(problem));
+        const yaml_mark_t& at = parser_.problem_mark;
+        throw InputError(file_, "", "malformed YAML/JSON at line " + std::to_string(at.line + 1) + ", column " +
+                                        std::to_string(at.column + 1) + ": " +
+                                        (parser_.context ? std::string(parser_.context) + ": " : "") + problem);
+    }
+
+    // libyaml's reader stops at a byte that is not UTF-8 or at a character YAML does not allow (C0 and C1 controls
+    // other than tab and line breaks, YAML 1.2 section 5.1); it gives the byte offset, the line is counted here.
+    std::string byte_problem(const std::string& problem) const {
+        const size_t offset = std::min(parser_.problem_offset, text_.size());
+        const size_t line_start = text_.rfind('\n', offset == 0 ? 0 : offset - 1);
+        const size_t line = 1 + size_t(std::count(text_.begin(), text_.begin() + std::ptrdiff_t(offset), '\n'));
+        const size_t column = offset - (line_start == std::string_view::npos || offset == 0 ? 0 : line_start + 1) + 1;
+        char value[24] = "";
+        if (parser_.problem_value >= 0) std::snprintf(value, sizeof value, "0x%02X ", unsigned(parser_.problem_value));
+        const std::string where = "at line " + std::to_string(line) + ", column " + std::to_string(column);
+        if (problem.rfind("control characters", 0) == 0)
+            return std::string("a control character ") + value + where +
+                   ": YAML text takes tabs, line breaks and printable characters only";
+        return "not UTF-8 text (" + problem + " " + value + where + "): save the file as UTF-8";
+    }
+
+    std::string_view text_;
+    const std::string& file_;
+    yaml_parser_t parser_{};
+    yaml_event_t event_{};
+    bool has_event_ = false;
+};
+
+bool null_text(const std::string& s) { return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL"; }
+
+// The JSON tree of a text's first document. Scalars: a plain one without a tag that reads as null is null (and can
+// be no key); a quoted or block one, or one tagged "!", is a string; any other resolves as plain (YAML 1.2 core
+// schema). Aliases expand to copies of their anchor's tree, counted and measured before they are copied, so a
+// fan-out of aliases is refused without being built.
+class TreeBuilder {
+public:
+    TreeBuilder(EventStream& events, const std::string& file) : events_(events), file_(file) {}
+
+    Json document() {
+        events_.next();   // the stream's start
+        if (events_.next().type == YAML_STREAM_END_EVENT) return nullptr;   // no document: an empty file
+        const yaml_event_t& first = events_.next();                          // past the document's start
+        if (first.type == YAML_DOCUMENT_END_EVENT) return nullptr;
+        return node(first, 0, "").value;   // any later document is not read
+    }
+
+private:
+    Node node(const yaml_event_t& e, int depth, const std::string& path) {
+        if (depth > kMaxDepth) throw InputError(file_, path, "nesting deeper than 64 levels");
+        switch (e.type) {
+            case YAML_ALIAS_EVENT: return alias(reinterpret_cast<const char*>(e.data.alias.anchor), depth, path);
+            case YAML_SCALAR_EVENT: return remembered(e.data.scalar.anchor, scalar(e, path));
+            case YAML_SEQUENCE_START_EVENT: {
+                open_anchors_.push_back(text_of(e.data.sequence_start.anchor));
+                Node n = sequence(depth, path);
+                return closed(std::move(n));
             }
-            return obj;
+            case YAML_MAPPING_START_EVENT: {
+                open_anchors_.push_back(text_of(e.data.mapping_start.anchor));
+                Node n = mapping(depth, path);
+                return closed(std::move(n));
+            }
+            default: throw InputError(file_, path, "malformed YAML/JSON: a node was expected");
         }
     }
-    return nullptr;
-}
+
+    Node scalar(const yaml_event_t& e, const std::string& path) {
+        Node n;
+        n.count = counted(1, path);
+        n.text.assign(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
+        const char* tag = reinterpret_cast<const char*>(e.data.scalar.tag);
+        const bool plain = e.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+        if (!tag && plain && null_text(n.text)) return n;
+        n.key = true;
+        const bool string = tag ? std::string_view(tag) == "!" : !plain;
+        n.value = string ? Json(n.text) : resolve_plain_scalar(n.text);
+        return n;
+    }
+
+    Node sequence(int depth, const std::string& path) {
+        Node n;
+        n.value = Json::array();
+        n.count = counted(1, path);
+        for (size_t i = 0;; ++i) {
+            const yaml_event_t& e = events_.next();
+            if (e.type == YAML_SEQUENCE_END_EVENT) return n;
+            add_child(n, node(e, depth + 1, path + "[" + std::to_string(i) + "]"), nullptr);
+        }
+    }
+
+    Node mapping(int depth, const std::string& path) {
+        Node n;
+        n.value = Json::object();
+        n.count = counted(1, path);
+        for (;;) {
+            const yaml_event_t& k = events_.next();
+            if (k.type == YAML_MAPPING_END_EVENT) return n;
+            const Node key = node(k, depth + 1, path);
+            if (!key.key) throw InputError(file_, path, "a mapping key is not a plain name");
+            nodes_ -= key.count;   // keys are not values
+            const std::string child = path.empty() ? key.text : path + "." + key.text;
+            if (n.value.contains(key.text)) throw InputError(file_, child, "key appears twice");
+            add_child(n, node(events_.next(), depth + 1, child), &key.text);
+        }
+    }
+
+    static void add_child(Node& parent, Node child, const std::string* key) {
+        parent.count += child.count;
+        parent.height = std::max(parent.height, child.height + 1);
+        if (key) parent.value[*key] = std::move(child.value);
+        else parent.value.push_back(std::move(child.value));
+    }
+
+    Node alias(const char* name, int depth, const std::string& path) {
+        const auto it = anchors_.find(name);
+        if (it == anchors_.end()) {
+            // Anchors are recorded when their node is complete: one still open contains this alias.
+            const bool open = std::find(open_anchors_.begin(), open_anchors_.end(), name) != open_anchors_.end();
+            throw InputError(file_, path, std::string("malformed YAML/JSON: alias *") + name +
+                                              (open ? " is inside the node its anchor names, which would contain "
+                                                      "itself without end"
+                                                    : ": its anchor is not defined before it"));
+        }
+        if (depth + it->second.height > kMaxDepth) throw InputError(file_, path, "nesting deeper than 64 levels");
+        counted(it->second.count, path);
+        return it->second;
+    }
+
+    static std::string text_of(const unsigned char* s) { return s ? reinterpret_cast<const char*>(s) : ""; }
+
+    Node remembered(const unsigned char* anchor, Node n) {
+        if (anchor) anchors_[text_of(anchor)] = n;
+        return n;
+    }
+    // A collection is complete: its anchor (if any) now names it.
+    Node closed(Node n) {
+        const std::string anchor = std::move(open_anchors_.back());
+        open_anchors_.pop_back();
+        if (!anchor.empty()) anchors_[anchor] = n;
+        return n;
+    }
+
+    size_t counted(size_t added, const std::string& path) {
+        nodes_ += added;
+        if (nodes_ > kMaxNodes)
+            throw InputError(file_, path, "more than " + std::to_string(kMaxNodes) +
+                                              " values (YAML aliases expanding without bound?)");
+        return added;
+    }
+
+    EventStream& events_;
+    const std::string& file_;
+    std::map<std::string, Node, std::less<>> anchors_;
+    std::vector<std::string> open_anchors_;   // of the collections being read, outermost first ("" without one)
+    size_t nodes_ = 0;
+};
 
 }  // namespace
 
@@ -112,21 +276,8 @@ void require_utf8(const std::string& s, const std::string& file, const std::stri
 
 Json parse_yaml_source(const std::string& text, const std::string& file) {
     if (text.find('\0') != std::string::npos) throw InputError(file, "", "not a text file (contains NUL bytes)");
-    YAML::Node root;
-    try {
-        root = YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-        throw InputError(file, "", "malformed YAML/JSON at line " + std::to_string(e.mark.line + 1) + ", column " +
-                                       std::to_string(e.mark.column + 1) + ": " + e.msg);
-    } catch (const std::exception& e) {
-        throw InputError(file, "", std::string("malformed YAML/JSON: ") + e.what());
-    }
-    try {
-        size_t nodes = 0;
-        return to_json(root, file, 0, "", nodes);
-    } catch (const YAML::Exception& e) {
-        throw InputError(file, "", std::string("malformed YAML/JSON: ") + e.msg);
-    }
+    EventStream events(text, file);
+    return TreeBuilder(events, file).document();
 }
 
 }  // namespace ftb

@@ -167,13 +167,13 @@ TEST(Import, TorchtuneLlamaVisionQlora) {
 }
 
 // spec_reader_fuzz's first finding: a byte that is not UTF-8 in a value the import report prints ended in
-// "internal error (a bug in ftbound)", exit 1. Now one error line naming the field, exit 2.
+// "internal error (a bug in ftbound)", exit 1. Now one error line naming the byte and where it is, exit 2.
 TEST(Import, BytesThatAreNotUtf8AreAnInputError) {
     const std::string path = spec_test::write_scratch(
         "not_utf8.yaml", "base_model: meta-llama/Llama-3.1-8B\nadapter: lora\nlora_target_modules: [q_proj, \"v\xFB\"]\n");
     spec_test::CliResult r = run_ftbound({"import", path});
     EXPECT_EQ(r.exit_code, 2) << describe(r);
-    EXPECT_NE(r.err.find("lora_target_modules[1]: the value is not UTF-8 text (byte 0xFB at offset 1)"), std::string::npos)
+    EXPECT_NE(r.err.find("not UTF-8 text (invalid leading UTF-8 octet 0xFB at line 3, column 33)"), std::string::npos)
         << r.err;
 }
 
