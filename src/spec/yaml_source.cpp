@@ -17,8 +17,10 @@ namespace {
 
 constexpr int kMaxDepth = 64;
 // YAML aliases can expand a small file into an enormous tree ("billion laughs"); no real job or config
-// comes near this many nodes.
+// comes near this many nodes, or this much text: four times the largest file read (16 MiB). Without the second
+// bound an 8 KB file whose aliases repeat one 8,000-character string 900,000 times took 8 GB and 50 s.
 constexpr size_t kMaxNodes = 1u << 20;
+constexpr size_t kMaxTextBytes = size_t(64) << 20;
 
 // YAML 1.2 core-schema resolution of a plain (unquoted) scalar. A number beyond a double's range stays text;
 // the typed accessors (Fields::get_int, get_number) report it as out of range.
@@ -75,6 +77,7 @@ struct Node {
     bool key = false;   // a scalar that is not null: usable as a mapping key
     std::string text;   // a scalar's text as written (a key keeps it verbatim: `1.0: x` is the key "1.0")
     size_t count = 0;   // values in its expanded tree (kMaxNodes)
+    size_t bytes = 0;   // keys' and scalars' text in its expanded tree (kMaxTextBytes)
     int height = 0;     // levels below it (kMaxDepth)
 };
 
@@ -174,8 +177,9 @@ private:
 
     Node scalar(const yaml_event_t& e, const std::string& path) {
         Node n;
-        n.count = counted(1, path);
         n.text.assign(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
+        n.count = counted(1, n.text.size(), path);
+        n.bytes = n.text.size();
         const char* tag = reinterpret_cast<const char*>(e.data.scalar.tag);
         const bool plain = e.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
         if (!tag && plain && null_text(n.text)) return n;
@@ -188,7 +192,7 @@ private:
     Node sequence(int depth, const std::string& path) {
         Node n;
         n.value = Json::array();
-        n.count = counted(1, path);
+        n.count = counted(1, 0, path);
         for (size_t i = 0;; ++i) {
             const yaml_event_t& e = events_.next();
             if (e.type == YAML_SEQUENCE_END_EVENT) return n;
@@ -199,13 +203,14 @@ private:
     Node mapping(int depth, const std::string& path) {
         Node n;
         n.value = Json::object();
-        n.count = counted(1, path);
+        n.count = counted(1, 0, path);
         for (;;) {
             const yaml_event_t& k = events_.next();
             if (k.type == YAML_MAPPING_END_EVENT) return n;
             const Node key = node(k, depth + 1, path);
             if (!key.key) throw InputError(file_, path, "a mapping key is not a plain name");
-            nodes_ -= key.count;   // keys are not values
+            nodes_ -= key.count;   // keys are not values, but their text is copied with the tree
+            n.bytes += key.bytes;
             const std::string child = path.empty() ? key.text : path + "." + key.text;
             if (n.value.contains(key.text)) throw InputError(file_, child, "key appears twice");
             add_child(n, node(events_.next(), depth + 1, child), &key.text);
@@ -214,6 +219,7 @@ private:
 
     static void add_child(Node& parent, Node child, const std::string* key) {
         parent.count += child.count;
+        parent.bytes += child.bytes;
         parent.height = std::max(parent.height, child.height + 1);
         if (key) parent.value[*key] = std::move(child.value);
         else parent.value.push_back(std::move(child.value));
@@ -230,7 +236,7 @@ private:
                                                     : ": its anchor is not defined before it"));
         }
         if (depth + it->second.height > kMaxDepth) throw InputError(file_, path, "nesting deeper than 64 levels");
-        counted(it->second.count, path);
+        counted(it->second.count, it->second.bytes, path);
         return it->second;
     }
 
@@ -248,19 +254,25 @@ private:
         return n;
     }
 
-    size_t counted(size_t added, const std::string& path) {
-        nodes_ += added;
+    // Adds a node's values and text to the document's totals; returns the values added.
+    size_t counted(size_t values, size_t text_bytes, const std::string& path) {
+        nodes_ += values;
+        text_bytes_ += text_bytes;
         if (nodes_ > kMaxNodes)
             throw InputError(file_, path, "more than " + std::to_string(kMaxNodes) +
                                               " values (YAML aliases expanding without bound?)");
-        return added;
+        if (text_bytes_ > kMaxTextBytes)
+            throw InputError(file_, path, "more than " + std::to_string(kMaxTextBytes >> 20) +
+                                              " MiB of text once aliases are expanded (YAML aliases expanding "
+                                              "without bound?)");
+        return values;
     }
 
     EventStream& events_;
     const std::string& file_;
     std::map<std::string, Node, std::less<>> anchors_;
     std::vector<std::string> open_anchors_;   // of the collections being read, outermost first ("" without one)
-    size_t nodes_ = 0;
+    size_t nodes_ = 0, text_bytes_ = 0;
 };
 
 }  // namespace

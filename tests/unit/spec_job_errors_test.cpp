@@ -412,6 +412,24 @@ TEST(SpecJobErrors, AliasExpansionBombIsRejectedQuickly) {
     EXPECT_TRUE(r.out.empty());
 }
 
+// The same with few values but long ones (spec_reader_fuzz, 2026-12-07: one input peaked at 1.7 GB): an 8 KB file
+// whose aliases repeat an 8,000-character string 900,000 times, under the value cap, took 8 GB and 50 s. The
+// expanded text is capped too.
+TEST(SpecJobErrors, AliasExpansionOfLongTextIsRejectedQuickly) {
+    std::string text = "a: &a \"" + std::string(8000, 'x') + "\"\n";
+    for (char c = 'b'; c <= 'g'; ++c) {
+        std::string prev(1, char(c - 1));
+        text += std::string(1, c) + ": &" + c + " [";
+        for (int i = 0; i < (c == 'g' ? 9 : 10); ++i) text += (i ? ", *" : "*") + prev;
+        text += "]\n";
+    }
+    const std::string path = write_scratch("alias_text_bomb.yaml", text);
+    CliResult r = run_ftbound({"plan", path}, kAliasBombSeconds, rlim_t(1) << 30);
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_NE(r.err.find("MiB of text once aliases are expanded"), std::string::npos) << describe(r);
+    EXPECT_LT(r.seconds, double(kAliasBombSeconds)) << describe(r);
+}
+
 // Deep nesting: the reader's depth limit (64) must turn it into an input error before the stack runs out.
 TEST(SpecJobErrors, DeepNestingIsAnInputError) {
     const std::vector<std::pair<std::string, std::string>> docs = {
