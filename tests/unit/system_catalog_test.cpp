@@ -60,6 +60,22 @@ TEST(SystemCatalog, EveryLinkNicAndSupplyIsUsed) {
     }
 }
 
+// The NVLink recommendation passes over servers on their file's tree (Catalog::system_lists_component): for every
+// catalog system that answer must be what the composed system says.
+TEST(SystemCatalog, ListedComponentsMatchTheComposedSystem) {
+    for (const std::string& name : Catalog::instance().names("systems")) {
+        SCOPED_TRACE(name);
+        const SystemSpec s = catalog_system(name);
+        for (const auto& [kind, text] : {std::pair{ComponentKind::nvswitch, "nvswitch"}, {ComponentKind::nic, "nic"}}) {
+            const bool composed = std::any_of(s.components.begin(), s.components.end(),
+                                              [kind = kind](const Component& c) { return c.kind == kind; });
+            EXPECT_EQ(Catalog::instance().system_lists_component(name, text), composed) << text;
+        }
+    }
+    EXPECT_TRUE(Catalog::instance().system_lists_component("dell-poweredge-xe9680-8x-h100-sxm", "nvswitch"));
+    EXPECT_FALSE(Catalog::instance().system_lists_component("dell-poweredge-xe8640-4x-h100-sxm", "nvswitch"));
+}
+
 TEST(SystemCatalog, EntriesAreFactsWithSources) {
     for (const std::string& name : Catalog::instance().names("systems")) {
         SCOPED_TRACE(name);
