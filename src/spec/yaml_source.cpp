@@ -75,6 +75,7 @@ size_t invalid_utf8_at(std::string_view s) {
 struct Node {
     Json value;
     bool key = false;   // a scalar that is not null: usable as a mapping key
+    bool merge = false; // the merge key `<<` (plain, untagged)
     std::string text;   // a scalar's text as written (a key keeps it verbatim: `1.0: x` is the key "1.0")
     size_t count = 0;   // values in its expanded tree (kMaxNodes)
     size_t bytes = 0;   // keys' and scalars' text in its expanded tree (kMaxTextBytes)
@@ -184,6 +185,7 @@ private:
         const bool plain = e.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
         if (!tag && plain && null_text(n.text)) return n;
         n.key = true;
+        n.merge = !tag && plain && n.text == "<<";
         const bool string = tag ? std::string_view(tag) == "!" : !plain;
         n.value = string ? Json(n.text) : resolve_plain_scalar(n.text);
         return n;
@@ -204,17 +206,43 @@ private:
         Node n;
         n.value = Json::object();
         n.count = counted(1, 0, path);
+        std::vector<Node> merged;
         for (;;) {
             const yaml_event_t& k = events_.next();
-            if (k.type == YAML_MAPPING_END_EVENT) return n;
+            if (k.type == YAML_MAPPING_END_EVENT) break;
             const Node key = node(k, depth + 1, path);
             if (!key.key) throw InputError(file_, path, "a mapping key is not a plain name");
             nodes_ -= key.count;   // keys are not values, but their text is copied with the tree
             n.bytes += key.bytes;
             const std::string child = path.empty() ? key.text : path + "." + key.text;
+            if (key.merge) {
+                merged.push_back(node(events_.next(), depth + 1, child));
+                continue;
+            }
             if (n.value.contains(key.text)) throw InputError(file_, child, "key appears twice");
             add_child(n, node(events_.next(), depth + 1, child), &key.text);
         }
+        for (const Node& source : merged) merge_into(n, source, path.empty() ? "<<" : path + ".<<");
+        return n;
+    }
+
+    // The merge key (`<<: *defaults`, YAML 1.1's merge type, which PyYAML and so the frameworks' config readers apply):
+    // the mapping takes each key of the merged mapping(s) it does not set itself; of a list of mappings, the first
+    // that sets a key gives it.
+    void merge_into(Node& n, const Node& source, const std::string& path) const {
+        const auto take = [&](const Json& from) {
+            if (!from.is_object()) throw InputError(file_, path, "the merge key `<<` takes a mapping or a list of mappings");
+            for (const auto& [k, v] : from.items())
+                if (!n.value.contains(k)) n.value[k] = v;
+        };
+        if (source.value.is_array()) {
+            for (const Json& m : source.value) take(m);
+        } else {
+            take(source.value);
+        }
+        n.count += source.count;
+        n.bytes += source.bytes;
+        n.height = std::max(n.height, source.height);
     }
 
     static void add_child(Node& parent, Node child, const std::string* key) {

@@ -319,4 +319,21 @@ TEST(SpecReaderRobustness, ApplyOverride) {
     }
 }
 
+// The merge key, as PyYAML applies it to the configs the frameworks read: a mapping's own keys win wherever they
+// appear, then the merged mappings in order; quoted "<<" is an ordinary key; anything but mappings is refused.
+TEST(SpecReaderRobustness, MergeKeyMergesMappings) {
+    const ftb::Json one = ftb::parse_yaml_text("d: &d {a: 1, b: 2}\nm:\n  b: 3\n  <<: *d\n  c: 4\n", "t.yaml");
+    EXPECT_EQ(one["m"], ftb::Json::parse(R"({"a": 1, "b": 3, "c": 4})"));
+    const ftb::Json list = ftb::parse_yaml_text("m: {<<: [{a: 1, b: 1}, {b: 2, c: 2}], c: 3}\n", "t.yaml");
+    EXPECT_EQ(list["m"], ftb::Json::parse(R"({"a": 1, "b": 1, "c": 3})"));
+    EXPECT_EQ(ftb::parse_yaml_text("m: {\"<<\": 1}\n", "t.yaml")["m"], ftb::Json::parse(R"({"<<": 1})"));
+    try {
+        ftb::parse_yaml_text("m: {<<: [1, 2]}\n", "t.yaml");
+        ADD_FAILURE() << "a merge of numbers was accepted";
+    } catch (const ftb::InputError& e) {
+        EXPECT_EQ(e.field(), "m.<<");
+        EXPECT_NE(e.reason().find("takes a mapping or a list of mappings"), std::string::npos) << e.what();
+    }
+}
+
 }  // namespace
