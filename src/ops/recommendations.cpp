@@ -38,12 +38,10 @@ std::string nvlink_system(const Job& job) {
     const std::string family = job.system.device.name.substr(0, 4);   // e.g. "h100"
     for (const auto& n : cat.names("systems")) {
         if (n.find(family) == std::string::npos) continue;   // catalog system names carry their GPU
-        if (!cat.system_lists_component(n, "nvswitch")) continue;   // without composing its topology
-        SystemSpec s = cat.system(n, {"catalog", "systems"});
+        if (!cat.system_lists_component(n, "nvswitch")) continue;   // decided before composing its topology
+        const SystemSpec s = cat.system(n, {"catalog", "systems"});
         if (s.cpu_only || s.devices_per_node < job.system.devices_per_node) continue;
-        bool nvswitch = false;
-        for (const auto& c : s.components) nvswitch |= c.kind == ComponentKind::nvswitch;
-        if (nvswitch && s.device.name.rfind(family, 0) == 0) return n;
+        if (s.device.name.rfind(family, 0) == 0) return n;
     }
     return {};
 }

@@ -22,10 +22,12 @@ constexpr int kMaxDepth = 64;
 constexpr size_t kMaxNodes = 1u << 20;
 constexpr size_t kMaxTextBytes = size_t(64) << 20;
 
+bool null_text(const std::string& s) { return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL"; }
+
 // YAML 1.2 core-schema resolution of a plain (unquoted) scalar. A number beyond a double's range stays text;
 // the typed accessors (Fields::get_int, get_number) report it as out of range.
 Json resolve_plain_scalar(const std::string& s) {
-    if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+    if (null_text(s)) return nullptr;
     if (s == "true" || s == "True" || s == "TRUE") return true;
     if (s == "false" || s == "False" || s == "FALSE") return false;
     if (is_int_syntax(s)) {
@@ -42,9 +44,8 @@ Json resolve_plain_scalar(const std::string& s) {
 }
 
 // Where `s` stops being UTF-8 (RFC 3629 section 3: no overlong forms, no UTF-16 surrogates, nothing above U+10FFFF),
-// or npos. YAML text must be Unicode (YAML 1.2 section 5.2), and libyaml's reader refuses other bytes in the file,
-// but the JSON documents built from it refuse to print them (nlohmann::json dump: type_error 316), and a scalar can
-// still carry them through an escape such as "\xFB": a reader must stop them here.
+// or npos. libyaml's reader refuses such bytes in a file; text that does not go through it (a --set key) is checked
+// here, since the JSON documents built from it refuse to print them (nlohmann::json dump: type_error 316).
 size_t invalid_utf8_at(std::string_view s) {
     size_t i = 0;
     while (i < s.size()) {
@@ -138,8 +139,6 @@ private:
     bool has_event_ = false;
 };
 
-bool null_text(const std::string& s) { return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL"; }
-
 // The JSON tree of a text's first document. Scalars: a plain one without a tag that reads as null is null (and can
 // be no key); a quoted or block one, or one tagged "!", is a string; any other resolves as plain (YAML 1.2 core
 // schema). Aliases expand to copies of their anchor's tree, counted and measured before they are copied, so a
@@ -161,16 +160,16 @@ private:
         if (depth > kMaxDepth) throw InputError(file_, path, "nesting deeper than 64 levels");
         switch (e.type) {
             case YAML_ALIAS_EVENT: return alias(reinterpret_cast<const char*>(e.data.alias.anchor), depth, path);
-            case YAML_SCALAR_EVENT: return remembered(e.data.scalar.anchor, scalar(e, path));
+            case YAML_SCALAR_EVENT: return named(text_of(e.data.scalar.anchor), scalar(e, path));
             case YAML_SEQUENCE_START_EVENT: {
                 open_anchors_.push_back(text_of(e.data.sequence_start.anchor));
                 Node n = sequence(depth, path);
-                return closed(std::move(n));
+                return named(pop_open_anchor(), std::move(n));
             }
             case YAML_MAPPING_START_EVENT: {
                 open_anchors_.push_back(text_of(e.data.mapping_start.anchor));
                 Node n = mapping(depth, path);
-                return closed(std::move(n));
+                return named(pop_open_anchor(), std::move(n));
             }
             default: throw InputError(file_, path, "malformed YAML/JSON: a node was expected");
         }
@@ -270,16 +269,15 @@ private:
 
     static std::string text_of(const unsigned char* s) { return s ? reinterpret_cast<const char*>(s) : ""; }
 
-    Node remembered(const unsigned char* anchor, Node n) {
-        if (anchor) anchors_[text_of(anchor)] = n;
-        return n;
-    }
-    // A collection is complete: its anchor (if any) now names it.
-    Node closed(Node n) {
-        const std::string anchor = std::move(open_anchors_.back());
-        open_anchors_.pop_back();
+    // A complete node: its anchor (if any) now names it.
+    Node named(const std::string& anchor, Node n) {
         if (!anchor.empty()) anchors_[anchor] = n;
         return n;
+    }
+    std::string pop_open_anchor() {
+        std::string anchor = std::move(open_anchors_.back());
+        open_anchors_.pop_back();
+        return anchor;
     }
 
     // Adds a node's values and text to the document's totals; returns the values added.

@@ -1,6 +1,7 @@
 // YAML (and JSON, read as YAML) text to a JSON tree with libyaml's event parser: YAML 1.2 core-schema scalars,
-// quoted scalars always strings, duplicate keys, depth and alias expansion refused, only the first document read. parse_yaml_text (document.hpp) calls it for
-// every text the build's catalog index does not hold; the index's generator calls it for every catalog file.
+// quoted scalars always strings, duplicate keys, depth and alias expansion refused, only the first document read.
+// parse_yaml_text (document.hpp) calls it for every text the build's catalog index does not hold; the index's
+// generator calls it for every catalog file.
 #pragma once
 #include <string>
 
