@@ -105,6 +105,8 @@ struct LayerSpec {
     bool ssm_gated_norm = false;       // mamba2: the gated RMSNorm over d_inner (gated_delta: per head) before out_proj
     int64_t ssm_extra_params = 0;      // norms inside the mixer (Jamba: dt, B and C layernorms)
 
+    // Every field equal: the memory model counts a run of equal blocks once (stage_params, stage_activations).
+    bool operator==(const LayerSpec&) const = default;
     int64_t q_dim() const { return heads * head_dim; }
     int64_t kv_dim() const { return kv_heads * head_dim; }
     int64_t attention_params() const;  // q, k, v, o (+ cross attention) with biases and qk norms

@@ -228,14 +228,36 @@ void add_embedding_and_head(const Job& job, const TrainingSetup& set, const Stag
         p.adafactor_state += double(m.vocab) / tp + double(m.hidden);
 }
 
+// `block`'s parameters (add_block into an empty StageParams) added to `p`, as add_block would have added them.
+void merge_block(StageParams& p, const StageParams& block) {
+    p.trainable += block.trainable, p.frozen += block.frozen, p.quantised += block.quantised;
+    p.linear_weights += block.linear_weights, p.adafactor_state += block.adafactor_state, p.blocks += block.blocks;
+    if (block.largest_layer > p.largest_layer) p.largest_layer_quantised = block.largest_layer_quantised;
+    p.largest_layer = std::max(p.largest_layer, block.largest_layer);
+    p.largest_quantised = std::max(p.largest_quantised, block.largest_quantised);
+    p.largest_trainable_matrix = std::max(p.largest_trainable_matrix, block.largest_trainable_matrix);
+}
+
 }  // namespace
 
 StageParams stage_params(const Job& job, const TrainingSetup& set, const StageSplit& sp, bool unsharded) {
     const ParallelSpec& par = job.spec.parallel;
     const double tp = unsharded ? 1.0 : double(par.tp), ep = unsharded ? 1.0 : double(par.ep);
     StageParams p;
-    for (int64_t li = sp.first; li < sp.last; ++li)
-        add_block(job, set, li, tp, ep, p);
+    // A block equal to the one before it, training alike, holds the same: counted once per run.
+    StageParams block;
+    const LayerSpec* counted = nullptr;
+    bool counted_trains = false;
+    for (int64_t li = sp.first; li < sp.last; ++li) {
+        const LayerSpec& l = job.model.layers[size_t(li)];
+        const bool trains = set.block_trains(li);
+        if (set.blocks_limited() || !counted || !(*counted == l) || trains != counted_trains) {
+            block = StageParams{};
+            add_block(job, set, li, tp, ep, block);
+            counted = &l, counted_trains = trains;
+        }
+        merge_block(p, block);
+    }
     add_embedding_and_head(job, set, sp, tp, p);
     if (sp.has_head) add_idle_modules(job, set, tp, p);
     return p;

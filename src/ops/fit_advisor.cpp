@@ -3,6 +3,8 @@
 // disruptive first: numerics and hardware unchanged, then more GPUs or another layout, then changed numerics.
 #include <algorithm>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "ftbound/plan.hpp"
@@ -180,23 +182,44 @@ std::vector<Candidate> candidates(const Job& base) {
 
 struct Trial {
     std::vector<size_t> picks;         // candidate indices, in order applied
-    Job job;
     std::vector<std::string> set;
     MemoryResult memory;
     int disruption = 0;
+    // The changed job, held only while the trial is extended further (the frontier): a trial waiting to be ranked
+    // drops it, so that memory holds a few jobs rather than one per trial (each copy is fresh heap the kernel maps
+    // page by page: a 70B job's search touched 3 MB). On the heap, so that a trial moves as a few words.
+    std::unique_ptr<Job> job;
 };
 
 bool fits(const MemoryResult& m) { return m.verdict == MemoryVerdict::fits && m.host_fits; }
 
+// `base` with candidate `k` applied, or nothing when it does not apply or breaks a layout rule; `set` receives
+// the settings the candidate names.
+std::optional<Job> apply_candidate(const Job& base, const Candidate& c, std::vector<std::string>& set) {
+    set = c.set;
+    return changed_job(base, [&](Job& j) { return c.apply(j, set); });
+}
+
 // `from` with candidate `k` applied on top, or nothing when it does not apply or breaks a layout rule.
 std::optional<Trial> extend(const Trial& from, const std::vector<Candidate>& cands, size_t k) {
-    std::vector<std::string> set = cands[k].set;
-    const std::optional<Job> changed = changed_job(from.job, [&](Job& j) { return cands[k].apply(j, set); });
+    std::vector<std::string> set;
+    std::optional<Job> changed = apply_candidate(*from.job, cands[k], set);
     if (!changed) return std::nullopt;
-    Trial t{from.picks, *changed, from.set, plan_memory(*changed), std::max(from.disruption, int(cands[k].disruption))};
+    Trial t{from.picks, from.set, plan_memory(*changed), std::max(from.disruption, int(cands[k].disruption)),
+            std::make_unique<Job>(std::move(*changed))};
     t.picks.push_back(k);
     t.set.insert(t.set.end(), set.begin(), set.end());
     return t;
+}
+
+// The frontier's jobs again: each trial's picks applied to `base` in order, as extend applied them.
+void restore_jobs(std::vector<Trial>& frontier, const Job& base, const std::vector<Candidate>& cands) {
+    for (Trial& t : frontier) {
+        Job job = base;
+        std::vector<std::string> set;
+        for (size_t k : t.picks) job = apply_candidate(job, cands[k], set).value();
+        t.job = std::make_unique<Job>(std::move(job));
+    }
 }
 
 Change to_change(const Trial& t, const std::vector<Candidate>& cands) {
@@ -211,7 +234,8 @@ std::vector<Change> changes_that_fit(const Job& job, size_t max_results) {
     const std::vector<Candidate> cands = candidates(job);
     // Breadth first: all single changes, then pairs and triples built on the partial sets that saved most,
     // never two changes of the same kind. The first size with a fit is the answer.
-    std::vector<Trial> frontier = {Trial{{}, job, {}, plan_memory(job), 0}};
+    std::vector<Trial> frontier;
+    frontier.push_back(Trial{{}, {}, plan_memory(job), 0, std::make_unique<Job>(job)});
     constexpr size_t kKeep = 6;        // partial sets carried to the next size (the ones that saved most)
     for (int size = 1; size <= 3; ++size) {
         std::vector<Trial> next, found;
@@ -227,6 +251,7 @@ std::vector<Change> changes_that_fit(const Job& job, size_t max_results) {
                 if (!seen.insert(id).second) continue;
                 std::optional<Trial> t = extend(from, cands, k);
                 if (!t) continue;
+                t->job.reset();
                 if (fits(t->memory)) found.push_back(std::move(*t));
                 else if (t->memory.device_used_bytes < from.memory.device_used_bytes) next.push_back(std::move(*t));
             }
@@ -244,6 +269,7 @@ std::vector<Change> changes_that_fit(const Job& job, size_t max_results) {
             return a.memory.device_used_bytes < b.memory.device_used_bytes;
         });
         if (next.size() > kKeep) next.resize(kKeep);
+        restore_jobs(next, job, cands);
         frontier = std::move(next);
     }
     return {};
