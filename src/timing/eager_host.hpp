@@ -2,7 +2,7 @@
 // dispatch, caching allocator, autograd node, cudaLaunchKernel) in the forward, and by autograd's engine thread in
 // the backward; every tensor that receives a gradient runs one AccumulateGrad node per backward. These are fixed
 // costs per op that do not scale with FLOPs, measured in a real PyTorch profiler trace (not fitted to a case).
-// What hides them is the GPU's own time: work_builder.cpp takes the larger of host and GPU per phase.
+// What hides them is the GPU's own time: host_issue.cpp takes the larger of host and GPU per phase.
 #pragma once
 #include "timing/work.hpp"
 

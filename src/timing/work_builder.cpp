@@ -3,10 +3,12 @@
 
 #include "memory/stage_params.hpp"
 #include "model/activation.hpp"
+#include "timing/adapter_work.hpp"
 #include "timing/eager_host.hpp"
 #include "timing/fp8_casts.hpp"
 #include "timing/fsdp2_copies.hpp"
 #include "timing/fsdp_gradient_traffic.hpp"
+#include "timing/host_issue.hpp"
 #include "timing/qlora_dequant.hpp"
 #include "timing/ssm_work.hpp"
 
@@ -27,99 +29,12 @@ void add_base_matmuls(LayerWork& w, const WorkContext& c, double tokens, double 
     if (trains) add_gemm(w.backward, c, in, out, tokens, count);       // wgrad
 }
 
-// LoRA A (in x r) and B (r x out): forward through both, dgrad through B and A, wgrad of B and A.
-void add_lora_matmuls(LayerWork& w, const WorkContext& c, double tokens, double in, double out, double count) {
-    const double r = double(c.job.spec.train.lora.rank);
-    add_gemm(w.forward, c, tokens, r, in, count), add_gemm(w.forward, c, tokens, out, r, count);
-    add_gemm(w.backward, c, tokens, in, r, count), add_gemm(w.backward, c, tokens, r, out, count);
-    add_gemm(w.backward, c, r, out, tokens, count), add_gemm(w.backward, c, in, r, tokens, count);
-}
-
-// Elementwise bytes per token of one adapter call: dropout on its input, the scaling and the add into the base
-// output. Adapters stored in fp32 under autocast (train.weights: mixed) first convert their input to fp32 (PEFT
-// Linear.forward: `x = x.to(self.lora_A[...].weight.dtype)`, a copy unless it is fp32 already); lora_A's autocast
-// casts it back to the compute dtype, and the dropout between runs in fp32. `in_bytes`: the input's element size.
-double adapter_elementwise_bytes(const WorkContext& c, double in, double out, double in_bytes) {
-    const bool fp32_adapter = c.set.bytes.autocast && c.set.trainable_storage_bytes >= 4;
-    const double x_bytes = fp32_adapter ? 4 : c.act_bytes;
-    double bytes = 5 * c.act_bytes * out;
-    if (fp32_adapter) bytes += ((in_bytes < 4 ? in_bytes + 4 : 0) + 4 + c.act_bytes) * in;
-    if (c.job.spec.train.lora.dropout > 0) bytes += (2 * x_bytes + 1) * in;
-    return bytes;
-}
-
-// OFT's rotation of one adapted linear's input (PEFT v0.18.1 src/peft/tuners/oft/layer.py, OFTRotationModule.forward
-// and _cayley_batch, with OFTConfig's defaults use_cayley_neumann=True, num_cayley_neumann_terms=5): the r = in / b
-// skew-symmetric blocks become R = I + 2Q + 2Q^2 + 2Q^3 + Q^4 (three torch.bmm of r b x b blocks), then
-// einsum("...rk,rkc->...rc") rotates the tokens x in input block by block: one bmm over r blocks of tokens x b by b.
-// Backward runs each bmm twice (the gradient of either operand; the rotation's second is R's gradient over the
-// tokens). Each bmm call is one kernel over its r blocks.
-void add_oft_matmuls(LayerWork& w, const WorkContext& c, double tokens, double in, double count) {
-    const double b = double(oft_block_size_for(c.job.spec.train.oft, int64_t(in))), blocks = in / b * count;
-    auto batched = [&](Work& into, double m, double n, double k, double calls) {
-        const double kernels = into.kernels;
-        add_gemm(into, c, m, n, k, blocks * calls, true);
-        into.kernels = kernels + calls * count;
-    };
-    batched(w.forward, b, b, b, 3);          // Q^2, Q^3, Q^4
-    batched(w.backward, b, b, b, 6);
-    batched(w.forward, tokens, b, b, 1);     // x R
-    batched(w.backward, tokens, b, b, 1);    // dx = dy R^T
-    batched(w.backward, b, b, tokens, 1);    // dR = x^T dy
-}
-
-// OFT's memory-bound work per adapted linear (PEFT v0.18.1 src/peft/tuners/oft/layer.py, eager PyTorch). Forward:
-// _cayley_batch's zeros, index_put of the upper triangle, matrix - matrix.T, eye, repeat and four add_ into R (9
-// kernels; its bmm are GEMMs above); the rotation's einsum permutes and reshapes x (a copy) and the output back (a
-// copy). With fp32 adapters under autocast, 9 casts more: x to the adapter's dtype (Linear.forward
-// _cast_input_dtype), autocast's bf16 casts for the bmm (Q four times, x, R), the output to the adapter's dtype
-// (x_rotated.to(required_dtype)) and to the input's for the base layer (base_layer(x.to(previous_dtype))).
-// Backward: each cast's gradient (ToCopyBackward), three scaled add_ gradients, index_put's (an index), the skew
-// difference's, and a sum per extra consumer of Q (4), Q^2 and Q^3. Bytes per element: a cast or copy reads and
-// writes; the Cayley terms work on in x b elements (r blocks of b x b), R in fp32.
-void add_oft_elementwise(LayerWork& w, const WorkContext& c, double tokens, double in, double count, double in_bytes) {
-    const double b = double(oft_block_size_for(c.job.spec.train.oft, int64_t(in)));
-    const bool fp32_adapter = c.set.bytes.autocast && c.set.trainable_storage_bytes >= 4;
-    const double act = c.act_bytes, x = fp32_adapter ? 4 : act;
-    double casts = 0;   // per input element, forward; their gradients cost the same in backward
-    if (fp32_adapter) casts = (in_bytes < 4 ? in_bytes + 4 : 0) + (4 + act) + (act + 4) + (4 + act);
-    const double copies = 2 * x + 2 * act;   // einsum's reshape of the input, the output's reshape back
-    // Cayley, per element of R: zeros, index_put, the skew difference (two reads, one write), repeat, four add_
-    // (fp32 R read and written with an fp32 or bf16 addend), and the bf16 casts of Q (four) and R (one).
-    const double cayley = 4 + 4 + 12 + 4 + (12 + 3 * 10) + (fp32_adapter ? 5 * 6 : 0);
-    const double fwd = tokens * in * (casts + copies) + in * b * cayley;
-    const double bwd = tokens * in * casts + in * b * cayley;
-    add_memory_bound(w.forward, c, fwd * count, c.compiled ? 1 : (fp32_adapter ? 9 + 2 + 9 : 9 + 2) * count);
-    add_memory_bound(w.backward, c, bwd * count, c.compiled ? 1 : (fp32_adapter ? 9 + 11 : 11) * count);
-}
-
-// PEFT's GPTQ OFT layer runs the quantised base twice in forward: GPTQOFTLinear.forward begins with
-// `result = self.quant_linear_module(x)` on the unrotated input and overwrites it after the rotation
-// (src/peft/tuners/oft/gptq.py, v0.18.1). The first call's graph is dropped with its result; its work stays.
-void add_gptq_oft_extra_forward(LayerWork& w, const WorkContext& c, double tokens, double in, double out, double count) {
-    const TrainSpec& t = c.job.spec.train;
-    if (t.method != Method::qoft || t.qlora.kernel != QloraKernel::auto_gptq) return;
-    LayerWork extra;
-    add_gemm(extra.forward, c, tokens, out, in, count);
-    add_dequant_uses(extra, c, in * out * count, count, tokens * (in + out) * count);
-    w.forward += extra.forward;
-}
-
 // A projection of the block (q, k, v, o, or a dense FFN linear), with its adapter and QLoRA dequantisation.
 // `in_bytes`: the element size of its input (a norm's output or a low-precision activation).
 void add_linear(LayerWork& w, const WorkContext& c, double tokens, double in, double out, double count,
                 bool adapted, bool trains, bool needs_grad, double in_bytes, bool quantised = true) {
     add_base_matmuls(w, c, tokens, in, out, count, trains, needs_grad);
-    if (adapted && c.set.oft) {
-        add_oft_matmuls(w, c, tokens, in, count);
-        add_oft_elementwise(w, c, tokens, in, count, in_bytes);
-        add_gptq_oft_extra_forward(w, c, tokens, in, out, count);
-    } else if (adapted) {
-        add_lora_matmuls(w, c, tokens, in, out, count);
-        const double bytes = adapter_elementwise_bytes(c, in, out, in_bytes);
-        add_memory_bound(w.forward, c, tokens * count * bytes, c.compiled ? 1 : 3 * count);
-        add_memory_bound(w.backward, c, 2 * tokens * count * bytes, c.compiled ? 1 : 4 * count);
-    }
+    if (adapted) add_adapter_work(w, c, tokens, in, out, count, in_bytes, true);
     if (quantised && quantised_base(c.job.spec.train.method))
         add_dequant_uses(w, c, in * out * count, count, tokens * (in + out) * count);
 }
@@ -128,13 +43,7 @@ void add_linear(LayerWork& w, const WorkContext& c, double tokens, double in, do
 void add_expert_linear(LayerWork& w, const WorkContext& c, double tokens, double in, double out, double experts,
                        bool adapted, bool trains, bool needs_grad) {
     add_base_matmuls(w, c, tokens, in, out, experts, trains, needs_grad);
-    if (adapted && c.set.oft) {
-        add_oft_matmuls(w, c, tokens, in, experts);
-        add_oft_elementwise(w, c, tokens, in, experts, c.act_bytes);
-        add_gptq_oft_extra_forward(w, c, tokens, in, out, experts);
-    } else if (adapted) {
-        add_lora_matmuls(w, c, tokens, in, out, experts);
-    }
+    if (adapted) add_adapter_work(w, c, tokens, in, out, experts, c.act_bytes, false);
     if (quantised_base(c.job.spec.train.method))
         add_dequant_uses(w, c, in * out * experts, experts, tokens * (in + out) * experts);
 }
@@ -359,67 +268,6 @@ bool same_shape(const LayerSpec& a, const LayerSpec& b) {
            a.ssm == b.ssm && a.ssm_inner == b.ssm_inner && a.ssm_state == b.ssm_state && a.ssm_heads == b.ssm_heads;
 }
 
-
-// The per-block host overhead is the forward's Python (module calls and their bookkeeping); full and per-op
-// recompute run each recomputed block's forward again (torch.utils.checkpoint re-enters the module's forward).
-double forward_reruns_per_block(const Job& job) {
-    const TrainSpec& tr = job.spec.train;
-    if (tr.recompute != Recompute::full && tr.recompute != Recompute::op) return 0;
-    const double stage_blocks = std::ceil(double(job.model.num_layers()) / double(job.spec.parallel.pp));
-    return tr.recompute_layers > 0 ? std::min(1.0, double(tr.recompute_layers) / stage_blocks) : 1.0;
-}
-
-// The host's side of a stage's micro-batch of `blocks` blocks: issuing its kernels (op by op from Python when the
-// blocks run eagerly: eager_host.hpp) and the framework's per-block and per-FSDP-unit Python, and the micro-batch
-// as the stream sees it (kernels, or the host when it is slower). `grad_tensors`: tensors given a gradient.
-void add_host_issue(StageWork& s, const WorkContext& c, double blocks, double grad_tensors) {
-    const double launch_scale = c.scale[Resource::launch_overhead];
-    const double per_block_s = c.job.framework.host_overhead_per_block_us * 1e-6 / launch_scale;
-    // Each block is one FSDP unit (auto-wrap by block): half its hook work runs in the forward, half in backward.
-    const double per_unit_s = c.job.spec.parallel.zero >= 3 && c.job.spec.parallel.dp > 1
-                                  ? c.job.framework.host_overhead_per_fsdp_unit_us * 1e-6 / launch_scale
-                                  : 0;
-    PhaseHostSeconds issue;
-    if (issues_eagerly(c)) {
-        issue = eager_host_seconds(s.forward.kernels, s.backward.kernels, s.recompute.kernels, grad_tensors, launch_scale);
-        const double extra_s = c.job.framework.host_overhead_per_kernel_us * 1e-6 / launch_scale;
-        issue.forward_s += s.forward.kernels * extra_s;
-        issue.backward_s += (s.backward.kernels + s.recompute.kernels) * extra_s;
-    } else {
-        const double per_kernel_s = host_seconds_per_kernel(c.job, c.scale);
-        issue.forward_s = s.forward.kernels * per_kernel_s;
-        issue.backward_s = (s.backward.kernels + s.recompute.kernels) * per_kernel_s;
-    }
-    const double host_forward_s = issue.forward_s + blocks * (per_block_s + per_unit_s / 2);
-    const double host_backward_s =
-        issue.backward_s + blocks * (forward_reruns_per_block(c.job) * per_block_s + per_unit_s / 2);
-    s.host_issue_s = host_forward_s + host_backward_s;
-    // A CPU runs each op on the thread that dispatched it: the per-op host time adds to the op's own time, and so
-    // does the wait of each GEMM call for the cores when the BLAS's thread pool and OpenMP's take turns (probed).
-    const DeviceSpec& dev = c.job.system.device;
-    if (c.job.system.cpu_only && dev.blas_switch_us > 0)
-        s.pool_switch_s = (s.forward.gemm_ops + s.backward.gemm_ops + s.recompute.gemm_ops) * dev.blas_switch_us * 1e-6 /
-                          c.scale[Resource::launch_overhead];
-    // On a GPU the stream runs no further ahead than the host has issued, phase by phase: the forward's kernels are
-    // issued by Python, the backward's by autograd's engine once the forward has been issued. A host-bound forward
-    // followed by a GPU-bound backward costs the host's forward plus the GPU's backward.
-    const double gpu_forward_s = s.forward.gpu_seconds();
-    const double gpu_backward_s = s.backward.gpu_seconds() + s.recompute.gpu_seconds();
-    if (c.job.system.cpu_only) {
-        s.forward_wall_s = gpu_forward_s, s.backward_wall_s = gpu_backward_s;
-        s.wall_s = s.gpu_s + s.host_issue_s + s.pool_switch_s;
-        return;
-    }
-    s.forward_wall_s = std::max(host_forward_s, gpu_forward_s);
-    s.backward_wall_s = std::max(host_backward_s, gpu_backward_s);
-    s.wall_s = s.forward_wall_s + s.backward_wall_s;
-    // A host-bound phase stretches every block's share of the stream alike.
-    const double stretch_forward = gpu_forward_s > 0 ? s.forward_wall_s / gpu_forward_s : 1;
-    const double stretch_backward = gpu_backward_s > 0 ? s.backward_wall_s / gpu_backward_s : 1;
-    for (double& t : s.layer_forward_s) t *= stretch_forward;
-    for (double& t : s.layer_backward_s) t *= stretch_backward;
-}
-
 // Tensors outside the blocks that full fine-tuning gives a gradient: the embedding (first stage), the final norm
 // and an untied output head (last stage).
 double edge_grad_tensors(const WorkContext& c, int64_t stage) {
@@ -506,13 +354,6 @@ MicroBatchShape micro_batch_shape(const Job& job) {
     s.compute_seq = job.spec.expected_padded_seq_len();
     s.tokens_per_gpu = double(job.spec.train.micro_batch) * s.compute_seq / double(job.spec.parallel.cp);
     return s;
-}
-
-double host_seconds_per_kernel(const Job& job, const ResourceScale& scale) {
-    // A CPU with its PyTorch per-op time measured (the probed system file's op_overhead_us) pays that per op.
-    if (job.system.cpu_only && job.system.device.op_overhead_us > 0)
-        return job.system.device.op_overhead_us * 1e-6 / scale[Resource::launch_overhead];
-    return (kKernelLaunchHostSeconds + job.framework.host_overhead_per_kernel_us * 1e-6) / scale[Resource::launch_overhead];
 }
 
 namespace {

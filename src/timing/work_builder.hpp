@@ -39,9 +39,6 @@ struct StageWork {
     double launch_idle_s() const { return wall_s - gpu_s; }   // GPU waiting for the host
 };
 
-// Host time to issue one kernel (launch + the framework's per-kernel Python work).
-double host_seconds_per_kernel(const Job& job, const ResourceScale& scale);
-
 // Work of one micro-batch on the pipeline's critical stage (the first stage, or the last when it is slower).
 StageWork critical_stage_work(const WorkContext& c, const MicroBatchShape& shape);
 
