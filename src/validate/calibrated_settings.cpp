@@ -46,7 +46,7 @@ constexpr double kMaxHostOverheadUs = 20000;
 CalibratedSetting matmul_time_factor() {
     CalibratedSetting s;
     s.name = "matmul_time_factor";
-    s.lives_in = "data/frameworks/{llm-foundry,torchtune,hf,litgpt}.yaml time.matmul_time_factor";
+    s.lives_in = "data/frameworks/{llm-foundry,torchtune,hf,litgpt,torchtitan}.yaml time.matmul_time_factor";
     s.neutral = 1, s.low = 1.0 / 3, s.high = 3, s.log_scale = true;
     s.fit_key = [](const LoadedCase& lc) -> std::optional<std::string> {
         if (!is_fit_time_case(lc) || !declares_factor(*lc.job, arch_of(*lc.job))) return std::nullopt;
@@ -80,7 +80,7 @@ CalibratedSetting host_overhead_per_fsdp_unit() {
     s.name = "host_overhead_per_fsdp_unit_us";
     s.lives_in = "data/frameworks/litgpt.yaml time.host_overhead_per_fsdp_unit_us";
     s.neutral = 0, s.low = 0, s.high = kMaxHostOverheadUs;
-    // The per-unit time applies where FSDP shards over more than one rank (work_builder.cpp add_host_issue).
+    // The per-unit time applies where FSDP shards over more than one rank (host_issue.cpp add_host_issue).
     s.fit_key = [](const LoadedCase& lc) -> std::optional<std::string> {
         if (!is_fit_time_case(lc) || lc.job->framework.host_overhead_per_fsdp_unit_us <= 0) return std::nullopt;
         if (lc.job->spec.parallel.zero < 3 || lc.job->spec.parallel.dp <= 1) return std::nullopt;

@@ -11,7 +11,7 @@
 namespace ftb {
 
 // The registered settings, in the order they are fitted:
-// - matmul_time_factor (data/frameworks/{llm-foundry,torchtune,hf,litgpt}.yaml time.matmul_time_factor): one
+// - matmul_time_factor (data/frameworks/{llm-foundry,torchtune,hf,litgpt,torchtitan}.yaml time.matmul_time_factor): one
 //   factor per GPU architecture, fitted on the time cases (tokens/s, step or iteration seconds, MFU; quality high
 //   or medium) whose framework profile declares a factor for the case's architecture; neutral 1.
 // - host_overhead_per_block_us (data/frameworks/litgpt.yaml): fitted on the single-GPU LoRA time cases of profiles
