@@ -187,6 +187,11 @@ struct FrameworkProfile {
     // transformer_engine_cast_bytes); "torchao_tensorwise" = torchao Float8Linear with dynamic tensorwise scaling,
     // whose amax reductions, casts and fp8 layout copies are memory-bound kernels of their own (timing/fp8_casts.hpp).
     std::string fp8_linear_casts = "fused";
+    // Under precision fp8 with sequence parallelism, the tensor-parallel all-gathers (the column-parallel linears'
+    // input in forward, the row-parallel linears' output gradient in backward) move fp8 (1 byte per element); the
+    // reduce-scatters stay in the activation dtype (torchao Float8ColwiseParallel / Float8RowwiseParallel /
+    // PrepareFloat8ModuleInput, which torchtitan applies with Float8). false: every collective in the activation dtype.
+    bool tp_all_gather_fp8 = false;
     // Matmul time in this framework's training steps relative to the isolated-matmul estimate, per GPU
     // architecture name (ampere, hopper, ...): what the model does not yet have a mechanism for (clocks under
     // power limits, framework copies). CALIBRATED by `ftbound validate --leave-out` (docs/validation.md)

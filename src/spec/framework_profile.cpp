@@ -87,7 +87,8 @@ void read_memory(const Fields& m, FrameworkProfile& p) {
 void read_time(const Fields& t, FrameworkProfile& p) {
     t.reject_unknown({"host_overhead_per_kernel_us", "attention_kernel", "host_overhead_per_block_us", "matmul_time_factor",
                       "qlora_dequant_dtype", "host_overhead_per_fsdp_unit_us", "cpu_optimizer_threads_per_rank",
-                      "cpu_optimizer_threads_split_host", "context_parallel_exchange", "fp8_linear_casts", "pipeline_p2p_overlap"});
+                      "cpu_optimizer_threads_split_host", "context_parallel_exchange", "fp8_linear_casts", "pipeline_p2p_overlap",
+                      "tp_all_gather_fp8"});
     p.qlora_dequant_dtype = t.get_choice("qlora_dequant_dtype", {"fp32", "fp16", "bf16"}).value_or(p.qlora_dequant_dtype);
     if (t.has("matmul_time_factor")) {
         Fields mf = t.child("matmul_time_factor");
@@ -108,6 +109,7 @@ void read_time(const Fields& t, FrameworkProfile& p) {
     p.context_parallel_exchange =
         t.get_choice("context_parallel_exchange", {"ring", "all_gather", "pass_kv"}).value_or(p.context_parallel_exchange);
     p.pipeline_p2p_overlap = t.get_bool("pipeline_p2p_overlap").value_or(p.pipeline_p2p_overlap);
+    p.tp_all_gather_fp8 = t.get_bool("tp_all_gather_fp8").value_or(p.tp_all_gather_fp8);
     p.fp8_linear_casts = t.get_choice("fp8_linear_casts", {"fused", "torchao_tensorwise", "te_delayed", "te_current"}).value_or(p.fp8_linear_casts);
     p.cpu_optimizer_threads_per_rank =
         static_cast<int>(t.get_int("cpu_optimizer_threads_per_rank", 0, 4096).value_or(p.cpu_optimizer_threads_per_rank));

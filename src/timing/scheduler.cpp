@@ -101,7 +101,7 @@ namespace {
 // Userbuffers overlap (parallel.tp_comm_overlap, tp_comm_overlap.hpp) of one dense block's sequence-parallel
 // collectives: forward all-gather -> qkv, proj -> reduce-scatter, all-gather -> fc1, fc2 -> reduce-scatter; the
 // backward mirrors it on the data-gradient GEMMs, which do the same FLOPs. Returns {exposed, hidden} seconds.
-std::pair<double, double> overlapped_block_tp_seconds(const ScheduleInputs& in, double bytes) {
+std::pair<double, double> overlapped_block_tp_seconds(const ScheduleInputs& in, double rs_bytes, double ag_bytes) {
     const LayerSpec& l = in.job.model.layers.front();
     const WorkContext c = make_work_context(in.job, in.set, in.rates, in.scale);
     const double m = in.tokens_per_gpu, h = double(l.hidden), up = l.ffn_kind == FfnKind::gated ? 2.0 : 1.0;
@@ -109,8 +109,8 @@ std::pair<double, double> overlapped_block_tp_seconds(const ScheduleInputs& in, 
     const double qkv = gemm_s(double(l.q_dim() + 2 * l.kv_dim()), h), proj = gemm_s(h, double(l.q_dim()));
     const double fc1 = gemm_s(up * double(l.ffn_intermediate), h), fc2 = gemm_s(h, double(l.ffn_intermediate));
     // proj and fc2 are row-parallel: their k is split, not n; the FLOPs (what sets the time) are the same.
-    const double ag = collective_cost(Collective::all_gather, bytes, in.groups.tp).seconds;
-    const double rs = collective_cost(Collective::reduce_scatter, bytes, in.groups.tp).seconds;
+    const double ag = collective_cost(Collective::all_gather, ag_bytes, in.groups.tp).seconds;
+    const double rs = collective_cost(Collective::reduce_scatter, rs_bytes, in.groups.tp).seconds;
     const double chunks = double(in.job.spec.parallel.tp);
     const double one_pass = overlapped_all_gather_exposed_s(ag, qkv, chunks) + overlapped_reduce_scatter_exposed_s(rs, proj, chunks) +
                             overlapped_all_gather_exposed_s(ag, fc1, chunks) + overlapped_reduce_scatter_exposed_s(rs, fc2, chunks);
@@ -127,11 +127,17 @@ void schedule_tensor_parallel(Schedule& s, const ScheduleInputs& in) {
     const ParallelSpec& par = in.job.spec.parallel;
     if (par.tp <= 1) return;
     const double bytes = in.tokens_per_gpu * double(in.job.model.hidden) * in.set.bytes.act;
-    const CollectiveCost cc = collective_cost(Collective::all_reduce, bytes, in.groups.tp);
+    // Sequence parallelism turns each all-reduce into a reduce-scatter and an all-gather, the same traffic. A
+    // profile whose fp8 linears gather their inputs (and output gradients) in fp8 halves the all-gather's part:
+    // the pair moves what an all-reduce of the mean of the two sizes would.
+    const bool fp8_gathers = par.sequence_parallel && in.job.spec.train.precision == Precision::fp8 &&
+                             in.job.framework.tp_all_gather_fp8;
+    const double ag_bytes = fp8_gathers ? in.tokens_per_gpu * double(in.job.model.hidden) : bytes;
+    const CollectiveCost cc = collective_cost(Collective::all_reduce, (bytes + ag_bytes) / 2, in.groups.tp);
     const bool full_recompute = in.stage.recompute.gpu_seconds() > 0 && in.job.spec.train.recompute == Recompute::full;
     const double passes = layers_per_stage(in.job) * (full_recompute ? 1.5 : 1.0);
     if (par.tp_comm_overlap && par.sequence_parallel && in.job.model.layers.front().experts == 0) {
-        const auto [exposed, hidden] = overlapped_block_tp_seconds(in, bytes);
+        const auto [exposed, hidden] = overlapped_block_tp_seconds(in, bytes, ag_bytes);
         s.ledger.add("tensor-parallel collectives (exposed beside userbuffers overlap)",
                      in.grad_accumulation * passes * exposed, comm_resource(in.groups.tp, cc));
         add_overlap_slowdown(s, in, in.groups.tp, cc, in.grad_accumulation * passes * hidden);
