@@ -185,9 +185,9 @@ struct Trial {
     std::vector<std::string> set;
     MemoryResult memory;
     int disruption = 0;
-    // The changed job, held only while the trial is extended further (the frontier): a trial waiting to be ranked
-    // drops it, so that memory holds a few jobs rather than one per trial (each copy is fresh heap the kernel maps
-    // page by page: a 70B job's search touched 3 MB). On the heap, so that a trial moves as a few words.
+    // The changed job, held only by the trials extended further (the frontier, restore_jobs): the trials waiting to
+    // be ranked hold none, so that memory holds a few jobs rather than one per trial (each copy is fresh heap the
+    // kernel maps page by page: a 70B job's search touched 3 MB). On the heap, so that a trial moves as a few words.
     std::unique_ptr<Job> job;
 };
 
@@ -200,13 +200,13 @@ std::optional<Job> apply_candidate(const Job& base, const Candidate& c, std::vec
     return changed_job(base, [&](Job& j) { return c.apply(j, set); });
 }
 
-// `from` with candidate `k` applied on top, or nothing when it does not apply or breaks a layout rule.
+// `from` with candidate `k` applied on top, planned (without its job), or nothing when it does not apply or breaks
+// a layout rule.
 std::optional<Trial> extend(const Trial& from, const std::vector<Candidate>& cands, size_t k) {
     std::vector<std::string> set;
-    std::optional<Job> changed = apply_candidate(*from.job, cands[k], set);
+    const std::optional<Job> changed = apply_candidate(*from.job, cands[k], set);
     if (!changed) return std::nullopt;
-    Trial t{from.picks, from.set, plan_memory(*changed), std::max(from.disruption, int(cands[k].disruption)),
-            std::make_unique<Job>(std::move(*changed))};
+    Trial t{from.picks, from.set, plan_memory(*changed), std::max(from.disruption, int(cands[k].disruption)), nullptr};
     t.picks.push_back(k);
     t.set.insert(t.set.end(), set.begin(), set.end());
     return t;
@@ -251,7 +251,6 @@ std::vector<Change> changes_that_fit(const Job& job, size_t max_results) {
                 if (!seen.insert(id).second) continue;
                 std::optional<Trial> t = extend(from, cands, k);
                 if (!t) continue;
-                t->job.reset();
                 if (fits(t->memory)) found.push_back(std::move(*t));
                 else if (t->memory.device_used_bytes < from.memory.device_used_bytes) next.push_back(std::move(*t));
             }
