@@ -146,20 +146,16 @@ StageActivations stage_activations(const Job& job, const TrainingSetup& set, con
     StageActivations out;
     double total = 0, block_max = 0, block_work = 0, block_input = 0, checkpoints = 0, scores = 0;
     out.per_block.reserve(size_t(sp.blocks()));
-    // A block equal to the one before it, in the same role, saves the same: its activation is counted once per run.
     LayerActivation a;
     std::pair<double, double> op_saved;
-    const LayerSpec* counted = nullptr;
-    bool counted_trains = false, counted_grad = false;
     for (int64_t li = sp.first; li < sp.last; ++li) {
         const LayerSpec& l = m.layers[size_t(li)];
-        const bool trains = set.block_trains(li), needs_grad = set.block_needs_grad(li);
-        if (set.blocks_limited() || !counted || !(*counted == l) || trains != counted_trains || needs_grad != counted_grad) {
+        const bool needs_grad = set.block_needs_grad(li);
+        if (li == sp.first || !same_block_as_previous(job, set, li)) {
             std::optional<TrainingSetup> scratch;   // a copy only where some blocks are outside the trained part
             const TrainingSetup& block_set = set.blocks_limited() ? block_setup(set, li, scratch.emplace()) : set;
-            a = layer_activation(l, m, job, block_set, trains, needs_grad, set.seq_len);
+            a = layer_activation(l, m, job, block_set, set.block_trains(li), needs_grad, set.seq_len);
             if (tr.recompute == Recompute::op && needs_grad) op_saved = op_checkpoint_per_token(l, job, set);
-            counted = &l, counted_trains = trains, counted_grad = needs_grad;
         }
         if (li == sp.first) out.first_block_per_token = a.per_token;
         const double tp_part = a.tp_sharded_per_token / tp;

@@ -20,6 +20,13 @@ StageSplit stage_split(int64_t layers, int64_t pp, int64_t stage, bool edges_as_
     return s;
 }
 
+bool same_block_as_previous(const Job& job, const TrainingSetup& set, int64_t li) {
+    if (li <= 0 || set.blocks_limited()) return false;
+    const auto& layers = job.model.layers;
+    return layers[size_t(li)] == layers[size_t(li - 1)] && set.block_trains(li) == set.block_trains(li - 1) &&
+           set.block_needs_grad(li) == set.block_needs_grad(li - 1);
+}
+
 namespace {
 
 // The adapters' trainable parameters in one block: OFT's rotations or LoRA's A and B on the linears `set` adapts.
@@ -244,17 +251,11 @@ StageParams stage_params(const Job& job, const TrainingSetup& set, const StageSp
     const ParallelSpec& par = job.spec.parallel;
     const double tp = unsharded ? 1.0 : double(par.tp), ep = unsharded ? 1.0 : double(par.ep);
     StageParams p;
-    // A block equal to the one before it, training alike, holds the same: counted once per run.
     StageParams block;
-    const LayerSpec* counted = nullptr;
-    bool counted_trains = false;
     for (int64_t li = sp.first; li < sp.last; ++li) {
-        const LayerSpec& l = job.model.layers[size_t(li)];
-        const bool trains = set.block_trains(li);
-        if (set.blocks_limited() || !counted || !(*counted == l) || trains != counted_trains) {
+        if (li == sp.first || !same_block_as_previous(job, set, li)) {
             block = StageParams{};
             add_block(job, set, li, tp, ep, block);
-            counted = &l, counted_trains = trains;
         }
         merge_block(p, block);
     }

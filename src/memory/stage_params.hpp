@@ -21,6 +21,10 @@ struct StageSplit {
 // arXiv 2407.21783 §3.3.2), so the first and the last stage hold one block fewer.
 StageSplit stage_split(int64_t layers, int64_t pp, int64_t stage, bool edges_as_layers = false);
 
+// Block `li` holds and saves what block `li - 1` does: the same LayerSpec in the same role (trained, frozen or
+// outside train.blocks, backward through it or not). stage_params and stage_activations count such a run once.
+bool same_block_as_previous(const Job& job, const TrainingSetup& set, int64_t li);
+
 struct StageParams {
     double trainable = 0;          // trainable parameters stored on this GPU (after TP/EP/PP, before ZeRO)
     double frozen = 0;             // frozen, kept in the compute dtype

@@ -27,7 +27,7 @@ StageSplit only_block(int64_t li) { return StageSplit{li, li + 1, false, false};
 // The blocks of `job` added one at a time, each from a stage holding that block alone.
 StageParams blocks_one_by_one(const Job& job, const TrainingSetup& set) {
     StageParams sum;
-    for (int64_t li = 0; li < job.model.num_layers(); ++li) {
+    for (int64_t li = 0; li < int64_t(job.model.num_layers()); ++li) {
         const StageParams b = stage_params(job, set, only_block(li));
         sum.trainable += b.trainable, sum.frozen += b.frozen, sum.quantised += b.quantised;
         sum.linear_weights += b.linear_weights, sum.blocks += b.blocks, sum.adafactor_state += b.adafactor_state;
@@ -41,7 +41,7 @@ StageParams blocks_one_by_one(const Job& job, const TrainingSetup& set) {
 
 void expect_blocks_counted_one_by_one(const Job& job) {
     const TrainingSetup set = derive_setup(job);
-    const StageSplit blocks_only{0, job.model.num_layers(), false, false};
+    const StageSplit blocks_only{0, int64_t(job.model.num_layers()), false, false};
     const StageParams whole = stage_params(job, set, blocks_only);
     const StageParams sum = blocks_one_by_one(job, set);
     EXPECT_DOUBLE_EQ(whole.trainable, sum.trainable);

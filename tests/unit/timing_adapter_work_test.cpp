@@ -2,30 +2,18 @@
 // on one H100 SXM: LoRA rank r on a 64 x 128 linear, 8 tokens.
 #include <gtest/gtest.h>
 
-#include "memory/training_setup.hpp"
-#include "plan_test_util.hpp"
 #include "timing/adapter_work.hpp"
+#include "work_test_util.hpp"
 
 namespace ftb {
 namespace {
 
-struct Built {
-    Job job;
-    TrainingSetup set;
-    DeviceRates rates;
-    ResourceScale scale;
-};
-
-Built build(const std::vector<std::pair<std::string, std::string>>& sets) {
-    Built b{plan_test::tiny_job(sets), {}, {}, {}};
-    b.set = derive_setup(b.job);
-    b.rates = device_rates(b.job.system.device);
-    return b;
-}
+using plan_test::BuiltWork;
+using plan_test::build_work;
 
 TEST(TimingAdapterWork, LoraRunsTwoGemmsForwardAndFourBackward) {
-    const Built b = build({{"train.method", "lora"}, {"train.lora.rank", "4"}});
-    const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
+    const BuiltWork b = build_work({{"train.method", "lora"}, {"train.lora.rank", "4"}});
+    const WorkContext c = b.work();
     LayerWork w;
     add_adapter_work(w, c, 8, 64, 128, 1, c.act_bytes, false);
     // Forward x A (8 x 4 x 64) and (xA) B (8 x 128 x 4); backward each operand's gradient of both: 2 flops per MAC.
@@ -37,8 +25,8 @@ TEST(TimingAdapterWork, LoraRunsTwoGemmsForwardAndFourBackward) {
 }
 
 TEST(TimingAdapterWork, ElementwiseKernelsOnlyWhereAsked) {
-    const Built b = build({{"train.method", "lora"}, {"train.lora.rank", "4"}});
-    const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
+    const BuiltWork b = build_work({{"train.method", "lora"}, {"train.lora.rank", "4"}});
+    const WorkContext c = b.work();
     LayerWork gemms_only, with_elementwise;
     add_adapter_work(gemms_only, c, 8, 64, 128, 1, c.act_bytes, false);
     add_adapter_work(with_elementwise, c, 8, 64, 128, 1, c.act_bytes, true);

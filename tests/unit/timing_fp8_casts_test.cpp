@@ -2,29 +2,17 @@
 // (hidden 64, q 64, kv 32, FFN 128) on one H100 SXM, 8 tokens.
 #include <gtest/gtest.h>
 
-#include "memory/training_setup.hpp"
-#include "plan_test_util.hpp"
 #include "timing/fp8_casts.hpp"
+#include "work_test_util.hpp"
 
 namespace ftb {
 namespace {
 
+using plan_test::BuiltWork;
+using plan_test::build_work;
+
 // H100 SXM HBM 3350 GB/s at 750/900 for streaming kernels (kGpuStreamFraction).
 constexpr double kH100StreamBps = 3350e9 * 750.0 / 900.0;
-
-struct Built {
-    Job job;
-    TrainingSetup set;
-    DeviceRates rates;
-    ResourceScale scale;
-};
-
-Built build(const std::vector<std::pair<std::string, std::string>>& sets) {
-    Built b{plan_test::tiny_job(sets), {}, {}, {}};
-    b.set = derive_setup(b.job);
-    b.rates = device_rates(b.job.system.device);
-    return b;
-}
 
 TEST(TimingFp8Casts, CompiledCastIsAnAmaxReadAndACastAndEagerRunsEveryOp) {
     const Fp8CastBytes compiled = torchao_tensorwise_cast_bytes(true, false, 1);
@@ -42,7 +30,7 @@ TEST(TimingFp8Casts, CompiledCastIsAnAmaxReadAndACastAndEagerRunsEveryOp) {
 // (2 casts each, the inputs and 7 weights) 22 kernels. Backward: 8 x (512 outputs x 7 + 320 inputs x 2) +
 // 36,864 x 2 = 107,520 B in 7 x 4 + 4 = 32 kernels.
 TEST(TimingFp8Casts, TorchtitanFp8BlockPaysItsCastsAndLayoutCopies) {
-    const Built b = build({{"train.precision", "fp8"}, {"train.framework", "torchtitan"}, {"train.compile", "true"}});
+    const BuiltWork b = build_work({{"train.precision", "fp8"}, {"train.framework", "torchtitan"}, {"train.compile", "true"}});
     const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
     LayerWork w;
     add_fp8_block_casts(w, b.job.model.layers[0], c, 8, true, true);
@@ -57,7 +45,7 @@ TEST(TimingFp8Casts, FusedCastsAndBf16AddNothing) {
              {{"train.precision", "fp8"}, {"train.framework", "generic"}},
              {{"train.precision", "bf16"}, {"train.framework", "torchtitan"}},
              {{"train.precision", "bf16"}, {"train.framework", "megatron"}}}) {
-        const Built b = build(sets);
+        const BuiltWork b = build_work(sets);
         const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
         LayerWork w;
         add_fp8_block_casts(w, b.job.model.layers[0], c, 8, true, true);
@@ -91,7 +79,7 @@ TEST(TimingFp8Casts, TransformerEngineCastBytesFollowScalingAndLayout) {
 // 8 x (128 x 2 + 192 x 4) = 8,192 B in 4 kernels. Backward: the output gradients of qkv (128), proj (64), fc1
 // (256) and fc2 (64) at 4 B: 8 x 512 x 4 = 16,384 B in 4 kernels. A frozen weight drops the transposes (3 B, 0 B).
 TEST(TimingFp8Casts, MegatronTransformerEngineBlockPaysItsCasts) {
-    const Built b = build({{"train.precision", "fp8"}, {"train.framework", "megatron"}});
+    const BuiltWork b = build_work({{"train.precision", "fp8"}, {"train.framework", "megatron"}});
     const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
     LayerWork w;
     add_fp8_block_casts(w, b.job.model.layers[0], c, 8, true, true);

@@ -6,13 +6,15 @@
 #include <cmath>
 
 #include "memory/stage_params.hpp"
-#include "memory/training_setup.hpp"
-#include "plan_test_util.hpp"
 #include "timing/eager_host.hpp"
 #include "timing/work_builder.hpp"
+#include "work_test_util.hpp"
 
 namespace ftb {
 namespace {
+
+using plan_test::BuiltWork;
+using plan_test::build_work;
 
 // Per block and token: q 64x64 + k 64x32 + v 64x32 + o 64x64 + gate/up/down 3 x 64x128 = 36,864 weights.
 constexpr double kBlockWeights = 36864;
@@ -20,22 +22,8 @@ constexpr double kHeadWeights = 64000;   // 64 x 1000
 // H100 SXM HBM 3350 GB/s at 750/900 for streaming kernels (kGpuStreamFraction).
 constexpr double kH100StreamBps = 3350e9 * 750.0 / 900.0;
 
-struct Built {
-    Job job;
-    TrainingSetup set;
-    DeviceRates rates;
-    ResourceScale scale;
-};
-
-Built build(const std::vector<std::pair<std::string, std::string>>& sets = {}, int gpus = 1) {
-    Built b{plan_test::tiny_job(sets, gpus), {}, {}, {}};
-    b.set = derive_setup(b.job);
-    b.rates = device_rates(b.job.system.device);
-    return b;
-}
-
 TEST(TimingWorkBuilder, PackedMicroBatchRunsOnTheWholeSequenceSplitOverContextRanks) {
-    const Built b = build({{"train.seq_len", "64"}, {"train.micro_batch", "2"}, {"parallel.cp", "2"}}, 2);
+    const BuiltWork b = build_work({{"train.seq_len", "64"}, {"train.micro_batch", "2"}, {"parallel.cp", "2"}}, 2);
     const MicroBatchShape s = micro_batch_shape(b.job);
     EXPECT_DOUBLE_EQ(s.compute_seq, 64);
     EXPECT_DOUBLE_EQ(s.real_tokens_per_seq, 64);
@@ -44,7 +32,7 @@ TEST(TimingWorkBuilder, PackedMicroBatchRunsOnTheWholeSequenceSplitOverContextRa
 
 TEST(TimingWorkBuilder, PaddedMicroBatchRunsOnItsExpectedLongestSequence) {
     // 4 sequences of mean 100 tokens, lengths uniform on [0, 200]: expected longest 2*100*4/5 = 160.
-    const Built b = build({{"train.seq_len", "1000"}, {"train.micro_batch", "4"}, {"train.packing", "false"},
+    const BuiltWork b = build_work({{"train.seq_len", "1000"}, {"train.micro_batch", "4"}, {"train.packing", "false"},
                            {"train.avg_seq_len", "100"}, {"train.global_batch", "4"}});
     const MicroBatchShape s = micro_batch_shape(b.job);
     EXPECT_DOUBLE_EQ(s.compute_seq, 160);
@@ -53,7 +41,7 @@ TEST(TimingWorkBuilder, PaddedMicroBatchRunsOnItsExpectedLongestSequence) {
 }
 
 TEST(TimingWorkBuilder, BlockFlopsAreTwoPerWeightPerTokenForwardAndFourBackward) {
-    const Built b = build();
+    const BuiltWork b = build_work();
     const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
     const LayerSpec& l = b.job.model.layers[0];
     const double T = 8;
@@ -71,12 +59,12 @@ TEST(TimingWorkBuilder, BlockFlopsAreTwoPerWeightPerTokenForwardAndFourBackward)
 }
 
 TEST(TimingWorkBuilder, RecomputeRepeatsTheForwardOrOnlyTheAttention) {
-    const Built full = build({{"train.activation_checkpointing", "full"}});
+    const BuiltWork full = build_work({{"train.activation_checkpointing", "full"}});
     const WorkContext cf = make_work_context(full.job, full.set, full.rates, full.scale);
     const LayerWork wf = layer_work(full.job.model.layers[0], full.job.model, cf, 8, 8, true, true);
     EXPECT_DOUBLE_EQ(wf.recompute.flops, wf.forward.flops);
     EXPECT_DOUBLE_EQ(wf.recompute.gpu_seconds(), wf.forward.gpu_seconds());
-    const Built sel = build({{"train.activation_checkpointing", "selective"}});
+    const BuiltWork sel = build_work({{"train.activation_checkpointing", "selective"}});
     const WorkContext cs = make_work_context(sel.job, sel.set, sel.rates, sel.scale);
     const LayerWork ws = layer_work(sel.job.model.layers[0], sel.job.model, cs, 8, 8, true, true);
     EXPECT_DOUBLE_EQ(ws.recompute.flops, 4.0 * 8 * 8 * 64 * 0.5);
@@ -87,7 +75,7 @@ TEST(TimingWorkBuilder, RecomputeRepeatsTheForwardOrOnlyTheAttention) {
 // FlashAttention-3 paper, H100, FlashAttention-2: forward (causal) 191 TFLOP/s at 512 keys, 260 at 1k, 335 at 16k;
 // backward 214, 260, 322. Attention seconds per FLOP scale by the 16k figure over the figure at the job's keys.
 TEST(TimingWorkBuilder, AttentionRunsBelowItsLongSequenceRateOnShortSequences) {
-    const Built b = build();
+    const BuiltWork b = build_work();
     const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
     const LayerSpec& l = b.job.model.layers[0];
     auto per_key = [&](double keys, bool backward) {
@@ -101,7 +89,7 @@ TEST(TimingWorkBuilder, AttentionRunsBelowItsLongSequenceRateOnShortSequences) {
 }
 
 TEST(TimingWorkBuilder, MemoryBoundKernelsStreamAtTheAchievableBandwidth) {
-    const Built b = build();
+    const BuiltWork b = build_work();
     const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
     Work w;
     add_memory_bound(w, c, 1e9, 3);
@@ -119,7 +107,7 @@ TEST(TimingWorkBuilder, MemoryBoundKernelsStreamAtTheAchievableBandwidth) {
 // the forward add rides in the GEMM. Tiny Llama with biases on q, k, v, o, gate, up, down: outputs 64 + 32 + 32 + 64
 // + 128 + 128 + 64 = 512 per token, bf16 gradients: 8 tokens x 512 x 2 B = 8,192 bytes in 7 kernels.
 TEST(TimingWorkBuilder, TrainableBiasesAddOneGradientReductionPerLinearInBackward) {
-    const Built b = build();
+    const BuiltWork b = build_work();
     const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
     ASSERT_FALSE(c.fused_qkv);
     ASSERT_DOUBLE_EQ(c.act_bytes, 2);
@@ -142,7 +130,7 @@ TEST(TimingWorkBuilder, TrainableBiasesAddOneGradientReductionPerLinearInBackwar
 // the <= 0.47 kernel takes 1.68x that; auto-gptq moves 16.5 bytes once (backward reuses the saved weight).
 TEST(TimingWorkBuilder, QloraDequantisesEveryBaseWeightAtItsLibrarysCost) {
     const auto dequant = [](const std::string& kernel) {
-        const Built b = build({{"train.method", "qlora"}, {"train.qlora.double_quant", "false"},
+        const BuiltWork b = build_work({{"train.method", "qlora"}, {"train.qlora.double_quant", "false"},
                                {"train.qlora.kernel", kernel}});
         const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
         return layer_work(b.job.model.layers[0], b.job.model, c, 8, 8, false, true);
@@ -162,7 +150,7 @@ TEST(TimingWorkBuilder, QloraDequantisesEveryBaseWeightAtItsLibrarysCost) {
 
 TEST(TimingWorkBuilder, PipelineStagesSplitBlocksAndTheLastCarriesTheHead) {
     // Two stages, one block each: the first runs a block (+ embedding, no FLOPs), the last a block and the head.
-    const Built b = build({{"parallel.pp", "2"}, {"train.global_batch", "2"}}, 2);
+    const BuiltWork b = build_work({{"parallel.pp", "2"}, {"train.global_batch", "2"}}, 2);
     const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
     const StageWork s = critical_stage_work(c, micro_batch_shape(b.job));
     const double T = 8, attention = 4.0 * T * 8 * 64 * 0.5;
@@ -183,10 +171,10 @@ TEST(TimingWorkBuilder, PipelineStagesSplitBlocksAndTheLastCarriesTheHead) {
 TEST(TimingWorkBuilder, Fsdp1ReduceDtypeSetsThePostBackwardCastsAndTheReduceBytes) {
     const std::vector<std::pair<std::string, std::string>> fsdp = {
         {"train.framework", "llm-foundry"}, {"train.weights", "mixed"}, {"parallel.zero", "3"}, {"train.global_batch", "8"}};
-    const Built fp32 = build(fsdp, 8);
+    const BuiltWork fp32 = build_work(fsdp, 8);
     auto pure_sets = fsdp;
     pure_sets.push_back({"train.reduce_dtype", "bf16"});
-    const Built pure = build(pure_sets, 8);
+    const BuiltWork pure = build_work(pure_sets, 8);
     EXPECT_DOUBLE_EQ(fp32.set.reduce_bytes, 4);
     EXPECT_DOUBLE_EQ(pure.set.reduce_bytes, 2);
     EXPECT_DOUBLE_EQ(pure.set.grad_bytes, fp32.set.grad_bytes);   // the sharded gradient stays fp32 for the optimizer
@@ -200,7 +188,7 @@ TEST(TimingWorkBuilder, Fsdp1ReduceDtypeSetsThePostBackwardCastsAndTheReduceByte
 
 TEST(TimingWorkBuilder, AShortStepWaitsForTheHostToIssueEveryKernel) {
     // The tiny job's kernels last microseconds: the micro-batch takes as long as the host needs to issue them.
-    const Built b = build();
+    const BuiltWork b = build_work();
     const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
     const StageWork s = critical_stage_work(c, micro_batch_shape(b.job));
     // Issued op by op from Python (eager_host.hpp); full fine-tuning gives the 2 x 9 block tensors, the embedding,
@@ -216,7 +204,7 @@ TEST(TimingWorkBuilder, AShortStepWaitsForTheHostToIssueEveryKernel) {
 // A host-bound phase stretches every block's share of the compute stream alike: a collective or copy on another
 // stream runs while the stream waits for the host, so the per-block windows it hides under are the stretched ones.
 TEST(TimingWorkBuilder, AHostBoundPhaseStretchesEveryBlocksShareOfTheStream) {
-    const Built b = build();
+    const BuiltWork b = build_work();
     const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
     const MicroBatchShape shape = micro_batch_shape(b.job);
     const StageWork s = critical_stage_work(c, shape);
@@ -233,7 +221,7 @@ TEST(TimingWorkBuilder, AHostBoundPhaseStretchesEveryBlocksShareOfTheStream) {
 // The forward's Python issues its kernels as it goes; autograd's engine issues the backward's. A host-bound forward
 // followed by a GPU-bound backward adds up: the host's forward plus the GPU's backward, more than either total.
 TEST(TimingWorkBuilder, AHostBoundForwardThenAGpuBoundBackwardAddUp) {
-    Built b = build();
+    BuiltWork b = build_work();
     b.scale.factor[size_t(Resource::compute)] = 1e-6;   // matmuls a million times slower: the GPU bounds both phases
     const StageWork gpu_bound = critical_stage_work(make_work_context(b.job, b.set, b.rates, b.scale),
                                                     micro_batch_shape(b.job));
@@ -250,7 +238,7 @@ TEST(TimingWorkBuilder, AHostBoundForwardThenAGpuBoundBackwardAddUp) {
 
 // Full recompute re-enters each block's forward in Python: the per-block host overhead is paid twice.
 TEST(TimingWorkBuilder, FullRecomputeRunsTheBlocksPythonAgain) {
-    Built b = build({{"train.activation_checkpointing", "full"}});
+    BuiltWork b = build_work({{"train.activation_checkpointing", "full"}});
     b.job.framework.host_overhead_per_block_us = 1000;
     const StageWork s = critical_stage_work(make_work_context(b.job, b.set, b.rates, b.scale), micro_batch_shape(b.job));
     ASSERT_GT(s.recompute.kernels, 0);   // the recomputed forward is Python again: forward cost per kernel
@@ -264,7 +252,7 @@ TEST(TimingWorkBuilder, FullRecomputeRunsTheBlocksPythonAgain) {
 // writes them into the unit's flat gradient. DDP (ZeRO 0) of the same job computes only the adapters'.
 TEST(TimingWorkBuilder, FsdpUnitsMixingFrozenWeightsComputeTheirGradients) {
     const auto backward = [](const std::string& zero) {
-        const Built b = build({{"train.method", "lora"}, {"train.framework", "litgpt"}, {"parallel.zero", zero},
+        const BuiltWork b = build_work({{"train.method", "lora"}, {"train.framework", "litgpt"}, {"parallel.zero", zero},
                                {"train.global_batch", "2"}}, 2);
         return critical_stage_work(make_work_context(b.job, b.set, b.rates, b.scale), micro_batch_shape(b.job)).backward;
     };
@@ -280,7 +268,7 @@ TEST(TimingWorkBuilder, FsdpUnitsMixingFrozenWeightsComputeTheirGradients) {
 // the untied head (2 x 64,000). The same job on one GPU has none of it.
 TEST(TimingWorkBuilder, Fsdp1UnitsWriteCastAndPredivideTheirFlatGradientEverySyncingBackward) {
     const auto backward = [](int gpus) {
-        const Built b = build({{"train.framework", "llm-foundry"}, {"train.weights", "mixed"}, {"parallel.zero", "3"},
+        const BuiltWork b = build_work({{"train.framework", "llm-foundry"}, {"train.weights", "mixed"}, {"parallel.zero", "3"},
                                {"train.global_batch", std::to_string(gpus)}}, gpus);
         return critical_stage_work(make_work_context(b.job, b.set, b.rates, b.scale), micro_batch_shape(b.job)).backward;
     };
@@ -298,7 +286,7 @@ namespace {
 
 TEST(TimingWorkBuilder, CpuStepPaysPerOpTimeAndTheThreadPoolsTakingTurnsPerGemmCall) {
     // The tiny Llama on a probed CPU: 10 us per op, 3000 us per GEMM call made between OpenMP ops.
-    Built b = build({{"train.attention", "eager"}});
+    BuiltWork b = build_work({{"train.attention", "eager"}});
     b.job.system.cpu_only = true;
     b.job.system.device.kind = DeviceKind::cpu;
     b.job.system.device.op_overhead_us = 10;
@@ -339,7 +327,7 @@ TEST(TimingWorkBuilder, EmbeddingAndHeadCountedAsLayersLeaveTheEdgeStagesOneBloc
 TEST(TimingWorkBuilder, WithTheEdgesCountedAsLayersAMiddleStageSetsThePace) {
     // 6 blocks + embedding + head over 4 stages: 1, 2, 2, 1 blocks; the middle stages run 2 blocks per micro-batch.
     // A 64-token vocabulary keeps the head smaller than a block.
-    const Built b = build({{"model.num_hidden_layers", "6"}, {"model.vocab_size", "64"}, {"parallel.pp", "4"},
+    const BuiltWork b = build_work({{"model.num_hidden_layers", "6"}, {"model.vocab_size", "64"}, {"parallel.pp", "4"},
                            {"parallel.pp_edges_as_layers", "true"}, {"train.global_batch", "4"}}, 4);
     const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
     const StageWork s = critical_stage_work(c, micro_batch_shape(b.job));
