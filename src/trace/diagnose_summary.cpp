@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include "ftbound/error.hpp"
+#include "trace/simdjson_runtime.hpp"
 
 namespace ftb::trace {
 namespace {
@@ -191,10 +192,11 @@ std::string summary_json(const std::string& trace_file, const TraceTables& t, co
 }
 
 RankSummary read_summary(const std::string& path) {
+    require_simdjson();
     static thread_local dom::parser parser;  // reused: its buffers grow to the largest summary once
     dom::element doc;
     if (auto error = parser.load(path).get(doc))
-        throw InputError(path, "", std::string("cannot read a diagnose summary: ") + simdjson::error_message(error));
+        throw InputError(path, "", std::string("cannot read a diagnose summary: ") + simdjson_error_text(error));
     const Fields f(path);
     std::int64_t version = 0;
     if (doc[kMarker].get_int64().get(version))

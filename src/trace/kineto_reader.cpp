@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "ftbound/error.hpp"
+#include "trace/simdjson_runtime.hpp"
 #include "trace/strict_json.hpp"
 #include "trace/time_units.hpp"
 
@@ -583,7 +584,7 @@ void KinetoReader::State::scan_done() {
 void KinetoReader::State::handle_top_value(const char* begin, std::size_t length) {
     od::document doc;
     auto error = meta_parser.iterate(begin, length, length + simdjson::SIMDJSON_PADDING).get(doc);
-    if (error) fail(key, std::string("malformed JSON: ") + simdjson::error_message(error));
+    if (error) fail(key, std::string("malformed JSON: ") + simdjson_error_text(error));
     if (key == "baseTimeNanoseconds") read_base_time(doc);
     else if (key == "distributedInfo") read_distributed_info(doc);
     else if (key == "deviceProperties") read_device_properties(doc);
@@ -662,7 +663,7 @@ void KinetoReader::State::handle_event(const char* begin, std::size_t length) {
     auto error = event_parser.iterate(begin, length, length + simdjson::SIMDJSON_PADDING).get(doc);
     od::object obj;
     if (!error) error = doc.get_object().get(obj);
-    if (error) fail(event_field(), std::string("malformed JSON: ") + simdjson::error_message(error));
+    if (error) fail(event_field(), std::string("malformed JSON: ") + simdjson_error_text(error));
     EventFields e;
     FieldProblem problem;
     for (auto field_result : obj) {
@@ -671,7 +672,7 @@ void KinetoReader::State::handle_event(const char* begin, std::size_t length) {
         SimdjsonValue value(field.value());
         if (!read_event_field(key_view(field.key()), value, e, problem)) break;
     }
-    if (problem.json) fail(event_field(), std::string("malformed JSON: ") + simdjson::error_message(problem.json));
+    if (problem.json) fail(event_field(), std::string("malformed JSON: ") + simdjson_error_text(problem.json));
     if (problem.reason) fail(event_field() + problem.field, problem.reason);
     add_event(e);
 }
@@ -751,6 +752,7 @@ void KinetoReader::State::add_memory_event(const EventFields& e) {
 }
 
 KinetoReader::KinetoReader(std::string source) : state_(std::make_unique<State>()) {
+    require_simdjson();   // before the first parse, whose set-up cannot report a missing library
     state_->source = std::move(source);
     state_->buffer.resize(1 << 16);
     std::memset(state_->buffer.data(), ' ', state_->buffer.size());

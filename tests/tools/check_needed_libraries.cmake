@@ -1,0 +1,21 @@
+# cmake -DBINARY=path -DFORBIDDEN="libstdc++;libsimdjson" -P check_needed_libraries.cmake
+# Fails when the binary's dynamic section needs a library whose name starts with one of FORBIDDEN: a shared C++
+# library linked back in costs every command its loading (docs/performance.md, "Process start").
+find_program(READELF readelf REQUIRED)
+execute_process(COMMAND ${READELF} -d ${BINARY} OUTPUT_VARIABLE dynamic RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "readelf -d ${BINARY} failed (${rc})")
+endif()
+string(REGEX MATCHALL "Shared library: \\[[^]]+\\]" needed "${dynamic}")
+if(NOT needed)
+  message(FATAL_ERROR "${BINARY}: no NEEDED entries read; not a dynamically linked ELF file?")
+endif()
+foreach(entry IN LISTS needed)
+  foreach(prefix IN LISTS FORBIDDEN)
+    string(FIND "${entry}" "[${prefix}" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "${BINARY} needs ${entry}; it should not (see docs/performance.md, Process start)")
+    endif()
+  endforeach()
+endforeach()
+message(STATUS "${BINARY}: ${needed}")
