@@ -11,6 +11,9 @@ enum class MixedStyle {
     master,  // low-precision parameters; fp32 master copy inside the optimizer (Megatron, DeepSpeed)
 };
 
+// A fused attention kernel family (FrameworkProfile::attention_kernel).
+enum class AttentionKernel { flash1, flash2, flash3, transformer_engine };
+
 struct FrameworkProfile {
     std::string name = "generic";
     // Defaults for job-file fields the user left out.
@@ -169,9 +172,10 @@ struct FrameworkProfile {
     // when fsdp_cpu_offload is set), overriding torchrun's OMP_NUM_THREADS=1; cpu_optimizer_threads_per_rank is then
     // only the floor.
     bool cpu_optimizer_threads_split_host = false;
-    // Attention kernel generation the framework runs: 1 = FlashAttention(-1)/Triton port, 2 = FlashAttention-2
-    // (torch SDPA's flash backend), 3 = FlashAttention-3 (Hopper).
-    int attention_kernel = 2;
+    // The fused attention kernel the framework runs (timing/attention_work.hpp): FlashAttention(-1) or its Triton
+    // port, FlashAttention-2 (torch SDPA's flash backend), FlashAttention-3 (Hopper), or Transformer Engine's own
+    // choice (cuDNN fused attention on Hopper and newer, FlashAttention-2 before).
+    AttentionKernel attention_kernel = AttentionKernel::flash2;
     // How context parallelism exchanges k/v: "ring" = p2p ring, each chunk's send/recv hidden under the attention
     // of the previous one (Megatron-LM --cp-comm-type default p2p; TransformerEngine AttnFuncWithCPAndKVP2P);
     // "all_gather" = k and v all-gathered before attention and again in backward, dk/dv reduce-scattered after

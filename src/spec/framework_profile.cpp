@@ -105,7 +105,11 @@ void read_time(const Fields& t, FrameworkProfile& p) {
     p.host_overhead_per_fsdp_unit_us =
         t.get_number("host_overhead_per_fsdp_unit_us", 0, 1e6).value_or(p.host_overhead_per_fsdp_unit_us);
     p.host_overhead_per_kernel_us = t.get_number("host_overhead_per_kernel_us", 0, 1e4).value_or(p.host_overhead_per_kernel_us);
-    p.attention_kernel = static_cast<int>(t.get_int("attention_kernel", 1, 3).value_or(p.attention_kernel));
+    if (auto v = t.get_choice("attention_kernel", {"flash1", "flash2", "flash3", "transformer_engine"}))
+        p.attention_kernel = *v == "flash1"   ? AttentionKernel::flash1
+                             : *v == "flash2" ? AttentionKernel::flash2
+                             : *v == "flash3" ? AttentionKernel::flash3
+                                              : AttentionKernel::transformer_engine;
     p.context_parallel_exchange =
         t.get_choice("context_parallel_exchange", {"ring", "all_gather", "pass_kv"}).value_or(p.context_parallel_exchange);
     p.pipeline_p2p_overlap = t.get_bool("pipeline_p2p_overlap").value_or(p.pipeline_p2p_overlap);

@@ -7,20 +7,33 @@
 
 namespace ftb {
 
+namespace {
+
+// Transformer Engine's DotProductAttention picks cuDNN's fused attention over FlashAttention on compute capability
+// 9.0 and newer ("Disabling FlashAttention to give FusedAttention preference on Hopper+ for performance reasons",
+// transformer_engine/pytorch/attention/dot_product_attention/utils.py get_attention_backend, when cuDNN's
+// F16_arbitrary_seqlen backend supports the shape); before Hopper it runs FlashAttention-2.
+bool runs_cudnn(GpuArch arch, AttentionKernel kernel) {
+    return kernel == AttentionKernel::transformer_engine && (arch == GpuArch::hopper || arch == GpuArch::blackwell);
+}
+
+}  // namespace
+
 // FlashAttention-2 reaches "50-73% of the theoretical maximum FLOPs/s on A100" (Dao 2023, FlashAttention-2,
 // abstract) and is "around 2x faster than FlashAttention" (same abstract); one figure for forward and backward.
 // On H100 SXM5 (989 dense bf16 TFLOP/s), head dim 128, sequence 16k (Shah et al. 2024, FlashAttention-3, Fig. 5
 // forward with causal mask, Fig. 6 backward): FlashAttention-2 335 TFLOP/s forward, 322 backward;
-// FlashAttention-3 616 forward, 561 backward. The backward panels are without the causal mask (the paper has no
-// causal backward figure).
-double attention_efficiency(GpuArch arch, int kernel_generation, bool backward) {
+// FlashAttention-3 616 forward, 561 backward; cuDNN 539 forward, 516 backward. The backward panels are without
+// the causal mask (the paper has no causal backward figure).
+double attention_efficiency(GpuArch arch, AttentionKernel kernel, bool backward) {
     constexpr double kH100DenseBf16Tflops = 989.4;   // NVIDIA H100 datasheet, SXM, dense
     const bool hopper_or_newer = arch == GpuArch::hopper || arch == GpuArch::blackwell;
     double fa2 = 0.35;   // "only 35% utilization on the H100" (FlashAttention-3 abstract): other architectures
     if (arch == GpuArch::ampere || arch == GpuArch::ada) fa2 = 0.6;   // middle of the 50-73% range
     if (hopper_or_newer) fa2 = (backward ? 322.0 : 335.0) / kH100DenseBf16Tflops;
-    if (kernel_generation == 1) return fa2 / 2;
-    if (kernel_generation == 3 && hopper_or_newer) return (backward ? 561.0 : 616.0) / kH100DenseBf16Tflops;
+    if (kernel == AttentionKernel::flash1) return fa2 / 2;
+    if (kernel == AttentionKernel::flash3 && hopper_or_newer) return (backward ? 561.0 : 616.0) / kH100DenseBf16Tflops;
+    if (runs_cudnn(arch, kernel)) return (backward ? 516.0 : 539.0) / kH100DenseBf16Tflops;
     return fa2;
 }
 
@@ -47,14 +60,17 @@ void add_eager_attention(LayerWork& w, const LayerSpec& l, const WorkContext& c,
 // key blocks, and the causal diagonal's partly masked blocks are a larger share. Shah et al. 2024
 // (FlashAttention-3), H100 SXM5, head dim 128, at 512 ... 16k keys: Fig. 5 forward with causal mask, Fig. 6
 // backward; as shares of the 16k figure. Other architectures are assumed to follow the H100's shape.
-double short_sequence_share(int kernel_generation, bool backward, double keys) {
+double short_sequence_share(GpuArch arch, AttentionKernel kernel, bool backward, double keys) {
     static constexpr std::array<double, 6> kKeys = {512, 1024, 2048, 4096, 8192, 16384};
     static constexpr std::array<double, 6> kFa2Forward = {191, 260, 298, 319, 333, 335};
     static constexpr std::array<double, 6> kFa2Backward = {214, 260, 291, 310, 318, 322};
     static constexpr std::array<double, 6> kFa3Forward = {292, 423, 521, 579, 602, 616};
     static constexpr std::array<double, 6> kFa3Backward = {316, 424, 501, 542, 559, 561};
-    const bool fa3 = kernel_generation == 3;
-    const auto& t = fa3 ? (backward ? kFa3Backward : kFa3Forward) : (backward ? kFa2Backward : kFa2Forward);
+    static constexpr std::array<double, 6> kCudnnForward = {315, 410, 484, 518, 529, 539};
+    static constexpr std::array<double, 6> kCudnnBackward = {305, 408, 465, 499, 518, 516};
+    const auto& t = runs_cudnn(arch, kernel)             ? (backward ? kCudnnBackward : kCudnnForward)
+                    : kernel == AttentionKernel::flash3 ? (backward ? kFa3Backward : kFa3Forward)
+                                                        : (backward ? kFa2Backward : kFa2Forward);
     if (!(keys > 0) || keys >= kKeys.back()) return 1.0;
     if (keys <= kKeys.front()) return t.front() / t.back();
     size_t i = 1;
@@ -67,11 +83,12 @@ double short_sequence_share(int kernel_generation, bool backward, double keys) {
 void add_fused_attention(LayerWork& w, const WorkContext& c, double flops, double keys, bool needs_grad) {
     const double peak = c.rates.peak_flops[size_t(Dtype::bf16)] > 0 ? c.rates.peak_flops[size_t(Dtype::bf16)]
                                                                      : c.rates.peak_flops[size_t(c.dt)];
-    const int kernel = c.job.framework.attention_kernel;
-    const double eff = c.rates.cpu ? 0.5
-                                   : attention_efficiency(c.rates.arch, kernel) * short_sequence_share(kernel, false, keys);
+    const AttentionKernel kernel = c.job.framework.attention_kernel;
+    const GpuArch arch = c.rates.arch;
+    const double eff =
+        c.rates.cpu ? 0.5 : attention_efficiency(arch, kernel) * short_sequence_share(arch, kernel, false, keys);
     const double eff_backward =
-        c.rates.cpu ? 0.5 : attention_efficiency(c.rates.arch, kernel, true) * short_sequence_share(kernel, true, keys);
+        c.rates.cpu ? 0.5 : attention_efficiency(arch, kernel, true) * short_sequence_share(arch, kernel, true, keys);
     w.forward.attention_s += flops / (peak * eff) / c.scale[Resource::compute];
     w.forward.flops += flops;
     w.forward.kernels += 1;

@@ -1,4 +1,4 @@
-// The attention core of a block: FlashAttention-style fused kernels at their generation's efficiency (and below it
+// The attention core of a block: fused kernels (FlashAttention 1-3, cuDNN) at their measured efficiency (and below it
 // at short sequences), or eager attention's batched GEMMs and materialised softmax.
 #pragma once
 #include "timing/work.hpp"
@@ -6,7 +6,7 @@
 namespace ftb {
 
 // Fraction of the dense peak the fused attention kernel reaches on this architecture, forward or backward.
-double attention_efficiency(GpuArch arch, int kernel_generation, bool backward = false);
+double attention_efficiency(GpuArch arch, AttentionKernel kernel, bool backward = false);
 // FlashAttention backward executes 2.5x the forward FLOPs (5 matmuls against 2, Dao 2023 §3).
 inline constexpr double kAttentionBackwardFlopsFactor = 2.5;
 

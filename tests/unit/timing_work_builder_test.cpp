@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "memory/stage_params.hpp"
+#include "timing/attention_work.hpp"
 #include "timing/eager_host.hpp"
 #include "timing/work_builder.hpp"
 #include "work_test_util.hpp"
@@ -86,6 +87,25 @@ TEST(TimingWorkBuilder, AttentionRunsBelowItsLongSequenceRateOnShortSequences) {
     EXPECT_NEAR(per_key(512, true) / per_key(16384, true), 322.0 / 214, 1e-12);
     EXPECT_NEAR(per_key(512 * std::sqrt(2.0), false) / per_key(16384, false), 335.0 / ((191 + 260) / 2.0), 1e-12);
     EXPECT_DOUBLE_EQ(per_key(65536, false), per_key(16384, false));   // long sequences: the plateau
+}
+
+// Transformer Engine runs cuDNN's fused attention on Hopper (FlashAttention-3 paper, H100, cuDNN: forward (causal)
+// 315 TFLOP/s at 512 keys, 539 at 16k; backward 305, 516) and FlashAttention-2 on Ampere.
+TEST(TimingWorkBuilder, TransformerEngineAttentionRunsCudnnOnHopperAndFlashAttention2Before) {
+    BuiltWork b = build_work();
+    const LayerSpec& l = b.job.model.layers[0];
+    auto seconds = [&](AttentionKernel kernel, double keys, bool backward) {
+        b.job.framework.attention_kernel = kernel;
+        const LayerWork w = layer_work(l, b.job.model, b.work(), 8, keys, true, true);
+        return backward ? w.backward.attention_s : w.forward.attention_s;
+    };
+    const auto te = AttentionKernel::transformer_engine, fa2 = AttentionKernel::flash2;
+    EXPECT_NEAR(seconds(fa2, 16384, false) / seconds(te, 16384, false), 539.0 / 335, 1e-12);
+    EXPECT_NEAR(seconds(fa2, 16384, true) / seconds(te, 16384, true), 516.0 / 322, 1e-12);
+    EXPECT_NEAR(seconds(te, 512, false) / 512 / (seconds(te, 16384, false) / 16384), 539.0 / 315, 1e-12);
+    EXPECT_NEAR(seconds(te, 512, true) / 512 / (seconds(te, 16384, true) / 16384), 516.0 / 305, 1e-12);
+    EXPECT_DOUBLE_EQ(attention_efficiency(GpuArch::ampere, te), attention_efficiency(GpuArch::ampere, fa2));
+    EXPECT_DOUBLE_EQ(attention_efficiency(GpuArch::hopper, te, true), 516.0 / 989.4);
 }
 
 TEST(TimingWorkBuilder, MemoryBoundKernelsStreamAtTheAchievableBandwidth) {
