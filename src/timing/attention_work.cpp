@@ -79,23 +79,56 @@ double short_sequence_share(GpuArch arch, AttentionKernel kernel, bool backward,
     return (t[i - 1] + f * (t[i] - t[i - 1])) / t.back();
 }
 
-// A fused attention kernel at its generation's efficiency of the bf16 peak over `keys` keys per query.
-void add_fused_attention(LayerWork& w, const WorkContext& c, double flops, double keys, bool needs_grad) {
-    const double peak = c.rates.peak_flops[size_t(Dtype::bf16)] > 0 ? c.rates.peak_flops[size_t(Dtype::bf16)]
-                                                                     : c.rates.peak_flops[size_t(c.dt)];
+// One rank's fused-attention calls for a sequence of `keys` keys: the keys each call runs over and its share of the
+// rank's attention FLOPs. Without context parallelism one call. A load-balanced causal ring (Transformer Engine's
+// p2p exchange, AttnFuncWithCPAndKVP2P; PyTorch's pass-KV ring, _templated_ring_attention with load balancing)
+// gives each rank two chunks of keys/(2 cp) tokens: the first step is causal attention over its own keys/cp keys,
+// each of the cp - 1 later steps half the queries over keys/cp keys or all queries over keys/(2 cp). The ranks step
+// together, and at every later step some rank has the keys/(2 cp) block, so each later step runs at that rate.
+// The all-gather exchange attends each local chunk to all the keys before it: long calls, counted at `keys`.
+struct AttentionCalls {
+    double first_keys = 0, first_share = 1;
+    double later_keys = 0;   // the cp - 1 later steps (share 1 - first_share)
+};
+
+AttentionCalls attention_calls(const WorkContext& c, const LayerSpec& l, double keys) {
+    const ParallelSpec& par = c.job.spec.parallel;
+    const double cp = double(par.cp);
+    AttentionCalls calls{keys, 1, keys};
+    const bool ring = par.cp_exchange != ContextParallelExchange::all_gather;
+    if (cp <= 1 || !ring || l.is_encoder || l.sliding_window > 0) return calls;
+    calls.first_keys = keys / cp;
+    calls.first_share = 1 / cp;
+    calls.later_keys = keys / (2 * cp);
+    return calls;
+}
+
+// Seconds per FLOP of the fused kernel over these calls, forward or backward.
+double attention_seconds_per_flop(const WorkContext& c, const AttentionCalls& calls, double peak, bool backward) {
+    if (c.rates.cpu) return 1 / (peak * 0.5);
     const AttentionKernel kernel = c.job.framework.attention_kernel;
     const GpuArch arch = c.rates.arch;
-    const double eff =
-        c.rates.cpu ? 0.5 : attention_efficiency(arch, kernel) * short_sequence_share(arch, kernel, false, keys);
-    const double eff_backward =
-        c.rates.cpu ? 0.5 : attention_efficiency(arch, kernel, true) * short_sequence_share(arch, kernel, true, keys);
-    w.forward.attention_s += flops / (peak * eff) / c.scale[Resource::compute];
+    const double eff = attention_efficiency(arch, kernel, backward);
+    double per_flop = calls.first_share / (peak * eff * short_sequence_share(arch, kernel, backward, calls.first_keys));
+    if (calls.first_share < 1)
+        per_flop += (1 - calls.first_share) /
+                    (peak * eff * short_sequence_share(arch, kernel, backward, calls.later_keys));
+    return per_flop;
+}
+
+// A fused attention kernel at its efficiency of the bf16 peak over the keys of its calls.
+void add_fused_attention(LayerWork& w, const WorkContext& c, double flops, const AttentionCalls& calls,
+                         bool needs_grad) {
+    const double peak = c.rates.peak_flops[size_t(Dtype::bf16)] > 0 ? c.rates.peak_flops[size_t(Dtype::bf16)]
+                                                                     : c.rates.peak_flops[size_t(c.dt)];
+    w.forward.attention_s += flops * attention_seconds_per_flop(c, calls, peak, false) / c.scale[Resource::compute];
     w.forward.flops += flops;
     w.forward.kernels += 1;
     if (needs_grad) {
+        const double backward_flops = kAttentionBackwardFlopsFactor * flops;
         w.backward.attention_s +=
-            kAttentionBackwardFlopsFactor * flops / (peak * eff_backward) / c.scale[Resource::compute];
-        w.backward.flops += kAttentionBackwardFlopsFactor * flops;
+            backward_flops * attention_seconds_per_flop(c, calls, peak, true) / c.scale[Resource::compute];
+        w.backward.flops += backward_flops;
         w.backward.kernels += 2;
     }
 }
@@ -113,7 +146,7 @@ double add_attention_core(LayerWork& w, const LayerSpec& l, const WorkContext& c
         const double flops = 4.0 * tokens * keys * double(l.q_dim()) / c.tp * (s == 1 ? 1.0 : causal);
         forward_flops += flops;
         if (c.job.spec.train.attention == Attention::eager) add_eager_attention(w, l, c, tokens, keys, needs_grad);
-        else add_fused_attention(w, c, flops, keys, needs_grad);
+        else add_fused_attention(w, c, flops, attention_calls(c, l, keys), needs_grad);
     }
     return forward_flops;
 }

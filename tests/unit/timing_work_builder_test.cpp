@@ -108,6 +108,19 @@ TEST(TimingWorkBuilder, TransformerEngineAttentionRunsCudnnOnHopperAndFlashAtten
     EXPECT_DOUBLE_EQ(attention_efficiency(GpuArch::hopper, te, true), 516.0 / 989.4);
 }
 
+// A load-balanced ring over cp = 2 runs its first step over the rank's own seq / 2 keys (half the FLOPs) and its
+// later step over seq / 4 keys: at seq 4096 on H100, FlashAttention-2 forward (causal) 298 TFLOP/s at 2k keys and
+// 260 at 1k against 319 at 4k. The all-gather exchange's calls are long: the sequence's rate.
+TEST(TimingWorkBuilder, ContextParallelRingRunsAttentionOnShorterCalls) {
+    auto forward_seconds = [](const std::string& cp, const std::string& exchange) {
+        const BuiltWork b = build_work({{"parallel.cp", cp}, {"parallel.dp", "1"}, {"parallel.cp_exchange", exchange}},
+                                       std::stoi(cp));
+        return layer_work(b.job.model.layers[0], b.job.model, b.work(), 8, 4096, true, true).forward.attention_s;
+    };
+    EXPECT_NEAR(forward_seconds("2", "ring") / forward_seconds("1", "ring"), 319.0 * (0.5 / 298 + 0.5 / 260), 1e-12);
+    EXPECT_DOUBLE_EQ(forward_seconds("2", "all_gather"), forward_seconds("1", "all_gather"));
+}
+
 TEST(TimingWorkBuilder, MemoryBoundKernelsStreamAtTheAchievableBandwidth) {
     const BuiltWork b = build_work();
     const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
