@@ -110,6 +110,8 @@ struct TrainSpec {
     Recompute recompute = Recompute::none;
     int64_t recompute_layers = 0;      // full recompute: blocks per pipeline stage that recompute (0 = all)
     bool fp8_weights = false;          // low-precision weight copies stored in fp8 (precision fp8 only)
+    // Megatron-Core `activation_func_fp8_input_store`: the fused SwiGLU keeps its input in fp8 for the backward.
+    bool activation_func_fp8_input_store = false;
     // Element size gradients are reduced in across data-parallel ranks (FSDP MixedPrecision reduce_dtype);
     // 0: the gradients' own dtype.
     double reduce_dtype_bytes = 0;

@@ -212,7 +212,11 @@ double ffn_saved(const LayerSpec& l, const ModelSpec& m, const Job& job, const T
     // Clamped SwiGLU (LayerSpec::clamped_swiglu) keeps the gate_up output (2 i: both clamps read it), the clamped
     // gate, sigmoid's output, up + 1 and the gated product's other factor: 6 i; compiled, only gate_up's 2 i.
     const double gated_kept = gate_recomputed ? 2 : (l.clamped_swiglu ? 6 : 3);
-    double ffn = l.ffn_kind == FfnKind::gated ? gated_kept * act * i : plain_activation_saved(m, job, s) * i;
+    // Megatron-Core's SwiGLUFunction keeps `input.to(torch.float8_e4m3fn)` under activation_func_fp8_input_store
+    // (megatron/core/fusions/fused_bias_swiglu.py), 1 byte per element of gate and up.
+    const bool fp8_input = job.spec.train.activation_func_fp8_input_store && job.framework.fused_swiglu;
+    double ffn = l.ffn_kind == FfnKind::gated ? gated_kept * (fp8_input ? 1.0 : act) * i
+                                              : plain_activation_saved(m, job, s) * i;
     if (m.ffn_dropout > 0) ffn += 1 * i;
     const double experts_per_token = l.experts > 0 ? double(l.experts_per_token) : 1.0;
     ffn *= experts_per_token;

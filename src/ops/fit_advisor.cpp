@@ -55,6 +55,14 @@ void add_loss_and_attention(std::vector<Candidate>& c, const TrainSpec& t) {
                           [](Job& j) { j.spec.train.attention = Attention::flash; return true; }));
 }
 
+// Megatron-Core's fused SwiGLU keeps its input in fp8 (activation_func_fp8_input_store): half the FFN's saved bytes.
+void add_fp8_swiglu_input(std::vector<Candidate>& c, const Job& base) {
+    if (base.framework.fused_swiglu && !base.spec.train.activation_func_fp8_input_store && has_swiglu_ffn(base.model))
+        c.push_back(fixed("SwiGLU input kept in fp8 for the backward (activation_func_fp8_input_store: true)",
+                          {"train.activation_func_fp8_input_store=true"}, "swiglu_input", kNumerics,
+                          [](Job& j) { j.spec.train.activation_func_fp8_input_store = true; return true; }));
+}
+
 void add_optimizer(std::vector<Candidate>& c, const Job& base) {
     const TrainSpec& t = base.spec.train;
     const bool adam = t.optimizer == Optimizer::adamw || t.optimizer == Optimizer::adam;
@@ -173,6 +181,7 @@ std::vector<Candidate> candidates(const Job& base) {
     std::vector<Candidate> c;
     add_recompute(c, base.spec.train);
     add_loss_and_attention(c, base.spec.train);
+    add_fp8_swiglu_input(c, base);
     add_optimizer(c, base);
     add_sharding_and_offload(c, base);
     add_layout(c, base);

@@ -127,6 +127,7 @@ OJson memory_settings_json(const Job& job) {
             {"recompute_layers", tr.recompute_layers},
             {"offload_activations", to_string(job.spec.offload.activations)},
             {"fp8_weights", tr.fp8_weights},
+            {"activation_func_fp8_input_store", tr.activation_func_fp8_input_store},
             {"reduce_dtype_bytes", tr.reduce_dtype_bytes},
             {"weights", tr.weights == WeightsMode::mixed ? "mixed" : "pure"},
             {"loss", to_string(tr.loss)},
@@ -318,13 +319,14 @@ std::string text_job(const Job& job, const Plan& plan) {
                        to_string(js.train.recompute), to_string(js.train.attention), to_string(js.train.loss),
                        js.train.framework);
     const int64_t stage_blocks = (int64_t(job.model.num_layers()) + js.parallel.pp - 1) / js.parallel.pp;
-    out += fmt::format("  memory  {} step, recompute {}{}, activation offload {}, fp8 weights {}, optimizer in backward {}\n",
+    out += fmt::format("  memory  {} step, recompute {}{}, activation offload {}, fp8 weights {}{}, optimizer in backward {}\n",
                        to_string(js.train.optimizer_impl), to_string(js.train.recompute),
                        js.train.recompute == Recompute::full
                            ? fmt::format(" ({} of {} blocks per stage)",
                                          js.train.recompute_layers > 0 ? js.train.recompute_layers : stage_blocks, stage_blocks)
                            : "",
                        to_string(js.offload.activations), js.train.fp8_weights ? "yes" : "no",
+                       js.train.activation_func_fp8_input_store ? ", SwiGLU input kept in fp8" : "",
                        js.train.optimizer_in_backward ? "yes" : "no");
     out += fmt::format("  system  {}: {} x {} per node{}, {} node{}\n", job.system.name, job.system.devices_per_node,
                        job.system.device.name, job.system.cpu_only ? " (one process per socket)" : "", job.system.nodes,

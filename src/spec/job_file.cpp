@@ -141,6 +141,11 @@ void read_train(const Fields& t, JobSpec& j, const FrameworkProfile& fw) {
     tr.fp8_weights = t.get_bool("fp8_weights").value_or(false);
     if (tr.fp8_weights && tr.precision != Precision::fp8)
         t.fail("fp8_weights", "needs precision: fp8 (weights are kept in fp8 only when the matmuls run in fp8)");
+    tr.activation_func_fp8_input_store = t.get_bool("activation_func_fp8_input_store").value_or(false);
+    if (tr.activation_func_fp8_input_store && !fw.fused_swiglu)
+        t.fail("activation_func_fp8_input_store",
+               "needs a framework whose fused SwiGLU keeps its input in fp8 (Megatron-Core's bias_swiglu_impl: megatron, "
+               "megatron-bridge, nemo); the " + fw.name + " profile runs an unfused SwiGLU");
     // Composer's FSDP mixed_precision PURE reduces in the compute dtype, DEFAULT in fp32 (get_mixed_precision).
     if (auto r = t.get_choice("reduce_dtype", {"fp32", "bf16", "fp16"})) tr.reduce_dtype_bytes = *r == "fp32" ? 4 : 2;
     tr.attention = choose(t, "attention", kAttention, fw.default_attention);
@@ -617,6 +622,10 @@ void check_train(const Job& job) {
     if (j.train.method == Method::freeze && j.train.freeze_trainable_layers > static_cast<int64_t>(m.num_layers()))
         throw InputError(file, "train.freeze.trainable_layers", "more than the model's " +
                                                                     std::to_string(m.num_layers()) + " layers");
+    if (j.train.activation_func_fp8_input_store && !has_swiglu_ffn(m))
+        throw InputError(file, "train.activation_func_fp8_input_store",
+                         "has no effect: " + m.name + " has no SwiGLU FFN (SiLU-gated), the only activation whose input "
+                         "Megatron-Core stores in fp8");
     if (j.train.precision == Precision::fp8 && job.system.device.peak_tflops.fp8 <= 0)
         throw InputError(file, "train.precision", "fp8: the " + job.system.device.name + " has no fp8 tensor cores");
     // A CPU without bf16 units still runs bf16 (PyTorch computes it in fp32: ATen cpublas::gemm's fallback,
@@ -648,6 +657,15 @@ void check_offload_and_recompute(const Job& job) {
 }
 
 }  // namespace
+
+// Megatron-Core fuses and stores in fp8 only a SiLU-gated FFN (megatron/core/transformer/mlp.py: bias_swiglu_impl when
+// activation_func is F.silu with gated_linear_unit).
+bool has_swiglu_ffn(const ModelSpec& m) {
+    const bool silu = m.activation == "silu" || m.activation == "swish";
+    for (const LayerSpec& l : m.layers)
+        if (l.ffn_intermediate > 0 && l.ffn_kind == FfnKind::gated && silu) return true;
+    return false;
+}
 
 void check_job(const Job& job) {
     check_parallel_degrees(job);

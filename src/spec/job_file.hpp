@@ -20,6 +20,10 @@ Job job_from_document(const Json& doc, const std::string& file);
 // names that --set, not the file.
 Job job_from_document(const Json& doc, const std::string& file, const std::vector<std::string>& overrides);
 
+// Whether the model has a SiLU-gated FFN, the only one whose input Megatron-Core's fused SwiGLU stores in fp8
+// (train.activation_func_fp8_input_store).
+bool has_swiglu_ffn(const ModelSpec& m);
+
 // Re-checks a JobSpec after a programmatic change (limits search, recommendations); throws InputError.
 void check_job(const Job& job);
 

@@ -8,7 +8,7 @@ const std::vector<JobKeySection>& job_key_sections() {
     static const std::vector<JobKeySection> sections = {
         {"", {"model", "train", "parallel", "offload", "hardware", "data", "ops"}},
         {"train",
-         {"method", "lora", "oft", "qlora", "freeze", "precision", "weights", "fp8_weights", "reduce_dtype", "optimizer", "optimizer_impl",
+         {"method", "lora", "oft", "qlora", "freeze", "precision", "weights", "fp8_weights", "activation_func_fp8_input_store", "reduce_dtype", "optimizer", "optimizer_impl",
           "optimizer_in_backward", "micro_batch", "global_batch", "gradient_accumulation", "seq_len", "packing",
           "avg_seq_len", "activation_checkpointing", "recompute_layers", "attention", "loss", "compile", "framework", "encoder", "blocks"}},
         {"train.lora", {"rank", "alpha", "targets", "dropout"}},

@@ -147,6 +147,14 @@ void add_plain_activation(const ModelSpec& m, const WorkContext& c, double ffn_i
     kernels += a.kernels;
 }
 
+// Megatron-Core's fused SwiGLU under activation_func_fp8_input_store (memory/activations.cpp ffn_saved): `input.to(
+// torch.float8_e4m3fn)` in the forward and `input.to(ctx.ori_input_dtype)` in the backward are kernels of their own
+// (megatron/core/fusions/fused_bias_swiglu.py SwiGLUFunction).
+bool stores_swiglu_input_in_fp8(const LayerSpec& l, const WorkContext& c) {
+    return c.job.spec.train.activation_func_fp8_input_store && c.job.framework.fused_swiglu &&
+           l.ffn_kind == FfnKind::gated && l.ffn_intermediate > 0;
+}
+
 // Norms, rotary, residual adds, activation, dropout, autocast casts, MoE permutes: bytes and kernels per token.
 void add_block_elementwise(LayerWork& w, const LayerSpec& l, const ModelSpec& m, const WorkContext& c,
                            double tokens, bool needs_grad) {
@@ -188,6 +196,12 @@ void add_block_elementwise(LayerWork& w, const LayerSpec& l, const ModelSpec& m,
         bytes += 4 * B * double(l.expert_width()) * double(l.experts_per_token), kernels += 6;
     add_memory_bound(w.forward, c, tokens * bytes, kernels);
     if (needs_grad) add_memory_bound(w.backward, c, 2 * tokens * bytes, 2 * kernels);
+    if (needs_grad && stores_swiglu_input_in_fp8(l, c)) {
+        // The cast of gate and up to fp8 after the forward's SwiGLU, and back before its backward.
+        const double cast_bytes = tokens * (B + 1) * 2 * ffn_i;
+        add_memory_bound(w.forward, c, cast_bytes, 1);
+        add_memory_bound(w.backward, c, cast_bytes, 1);
+    }
 }
 
 // Full recompute repeats the forward (of train.recompute_layers of the stage's blocks: `share`); selective

@@ -371,5 +371,25 @@ TEST(TimingWorkBuilder, WithTheEdgesCountedAsLayersAMiddleStageSetsThePace) {
     EXPECT_NEAR(s.first_stage_flops, block, block * 0.01);   // one block (the embedding lookup has no FLOPs)
 }
 
+// Megatron-Core's SwiGLUFunction under activation_func_fp8_input_store casts its input to fp8 after the forward and
+// back before the backward (megatron/core/fusions/fused_bias_swiglu.py).
+TEST(TimingWorkBuilder, SwigluInputStoredInFp8CastsForwardAndBack) {
+    const auto nemo = [](const char* store) {
+        return build_work({{"train.framework", "nemo"}, {"train.method", "lora"}, {"train.precision", "fp8"},
+                           {"train.activation_func_fp8_input_store", store}});
+    };
+    const BuiltWork plain = nemo("false"), stored = nemo("true");
+    const LayerSpec& l = plain.job.model.layers[0];
+    const LayerWork a = layer_work(l, plain.job.model, plain.work(), 8, 8, true, true);
+    const LayerWork b = layer_work(l, stored.job.model, stored.work(), 8, 8, true, true);
+    EXPECT_DOUBLE_EQ(b.forward.kernels - a.forward.kernels, 1);
+    EXPECT_DOUBLE_EQ(b.backward.kernels - a.backward.kernels, 1);
+    // Each cast moves 2 x 128 elements of 8 tokens: 2 bytes read and 1 written forward, the reverse backward.
+    const double cast_s = 8 * 2 * 128 * (2 + 1) / kH100StreamBps;
+    EXPECT_NEAR(b.forward.memory_s - a.forward.memory_s, cast_s, cast_s * 1e-9);
+    EXPECT_NEAR(b.backward.memory_s - a.backward.memory_s, cast_s, cast_s * 1e-9);
+    EXPECT_DOUBLE_EQ(b.forward.flops, a.forward.flops);
+}
+
 }  // namespace
 }  // namespace ftb
