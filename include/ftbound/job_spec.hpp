@@ -28,7 +28,7 @@ enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
 // How context-parallel ranks exchange k and v: passed around a ring under the attention (Megatron --cp-comm-type
 // p2p), or all-gathered before it and reduce-scattered after, on the critical path (all_gather), or PyTorch's
 // context_parallel (pass_kv: k/v all-gathered beside the first local sub-SDPA, dk/dv passed around a ring in fp32).
-enum class ContextParallelExchange { ring, all_gather, pass_kv };
+enum class ContextParallelExchange { ring, all_gather, pass_kv, all_to_all };
 // checkpoints: (activations only) the recompute checkpoints, i.e. block inputs, go to host memory.
 enum class OffloadTarget { none, cpu, nvme, checkpoints };
 

@@ -111,7 +111,7 @@ void read_time(const Fields& t, FrameworkProfile& p) {
                              : *v == "flash3" ? AttentionKernel::flash3
                                               : AttentionKernel::transformer_engine;
     p.context_parallel_exchange =
-        t.get_choice("context_parallel_exchange", {"ring", "all_gather", "pass_kv"}).value_or(p.context_parallel_exchange);
+        t.get_choice("context_parallel_exchange", {"ring", "all_gather", "pass_kv", "all_to_all"}).value_or(p.context_parallel_exchange);
     p.pipeline_p2p_overlap = t.get_bool("pipeline_p2p_overlap").value_or(p.pipeline_p2p_overlap);
     p.tp_all_gather_fp8 = t.get_bool("tp_all_gather_fp8").value_or(p.tp_all_gather_fp8);
     p.fp8_linear_casts = t.get_choice("fp8_linear_casts", {"fused", "torchao_tensorwise", "te_delayed", "te_current"}).value_or(p.fp8_linear_casts);

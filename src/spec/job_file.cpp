@@ -70,7 +70,7 @@ const std::vector<std::pair<std::string, PipelineSchedule>> kSchedules = {
     {"interleaved", PipelineSchedule::interleaved}};
 const std::vector<std::pair<std::string, ContextParallelExchange>> kCpExchanges = {
     {"ring", ContextParallelExchange::ring}, {"all_gather", ContextParallelExchange::all_gather},
-    {"pass_kv", ContextParallelExchange::pass_kv}};
+    {"pass_kv", ContextParallelExchange::pass_kv}, {"all_to_all", ContextParallelExchange::all_to_all}};
 const std::vector<std::pair<std::string, OffloadTarget>> kOffload = {
     {"none", OffloadTarget::none}, {"cpu", OffloadTarget::cpu}, {"nvme", OffloadTarget::nvme}};
 const std::vector<std::pair<std::string, OffloadTarget>> kActivationOffload = {
@@ -487,6 +487,23 @@ void check_expert_parallel(const Job& job) {
 }
 
 // The model splits the way the layout asks: heads, FFN width and layers divide by the degrees.
+// An all-to-all exchange hands each context-parallel rank whole heads of the tensor-parallel shard, of q and of k/v
+// alike (Transformer Engine AttnFuncWithCPAndQKVOA2A: "The number of attention heads needs to be divisible by CP
+// size!"; DeepSpeed-Ulysses likewise).
+void check_all_to_all_heads(const Job& job) {
+    const ParallelSpec& p = job.spec.parallel;
+    const int64_t split = p.tp * p.cp;
+    for (const LayerSpec& l : job.model.layers) {
+        if (!l.has_attention()) continue;
+        const int64_t kv = l.kv_heads > 0 ? l.kv_heads : l.heads;
+        if (l.heads % split == 0 && kv % split == 0) continue;
+        throw InputError(job.spec.file, "parallel.cp_exchange",
+                         "all_to_all gives each of tp*cp = " + std::to_string(split) + " ranks whole heads, but the " +
+                             std::to_string(l.heads) + " query heads or " + std::to_string(kv) +
+                             " key/value heads do not divide by it; use ring or all_gather");
+    }
+}
+
 void check_model_split(const Job& job) {
     const JobSpec& j = job.spec;
     const ParallelSpec& p = j.parallel;
@@ -516,6 +533,7 @@ void check_model_split(const Job& job) {
     if (j.train.seq_len % p.cp != 0)
         throw InputError(file, "parallel.cp", "cp=" + std::to_string(p.cp) + " does not divide seq_len " +
                                                   std::to_string(j.train.seq_len));
+    if (p.cp > 1 && p.cp_exchange == ContextParallelExchange::all_to_all) check_all_to_all_heads(job);
     if (p.ep > 1) check_expert_parallel(job);
     if (p.sequence_parallel && p.tp == 1)
         throw InputError(file, "parallel.sequence_parallel", "needs tp > 1");
@@ -728,6 +746,7 @@ const char* to_string(PipelineSchedule v) {
 }
 const char* to_string(ContextParallelExchange v) {
     if (v == ContextParallelExchange::pass_kv) return "pass_kv";
+    if (v == ContextParallelExchange::all_to_all) return "all_to_all";
     return v == ContextParallelExchange::ring ? "ring" : "all_gather";
 }
 const char* to_string(OffloadTarget v) {

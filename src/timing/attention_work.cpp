@@ -85,7 +85,8 @@ double short_sequence_share(GpuArch arch, AttentionKernel kernel, bool backward,
 // gives each rank two chunks of keys/(2 cp) tokens: the first step is causal attention over its own keys/cp keys,
 // each of the cp - 1 later steps half the queries over keys/cp keys or all queries over keys/(2 cp). The ranks step
 // together, and at every later step some rank has the keys/(2 cp) block, so each later step runs at that rate.
-// The all-gather exchange attends each local chunk to all the keys before it: long calls, counted at `keys`.
+// The all-gather exchange attends each local chunk to all the keys before it: long calls, counted at `keys`; the
+// all-to-all exchange runs one call over the whole sequence for heads/cp of the heads.
 struct AttentionCalls {
     double first_keys = 0, first_share = 1;
     double later_keys = 0;   // the cp - 1 later steps (share 1 - first_share)
@@ -95,7 +96,7 @@ AttentionCalls attention_calls(const WorkContext& c, const LayerSpec& l, double 
     const ParallelSpec& par = c.job.spec.parallel;
     const double cp = double(par.cp);
     AttentionCalls calls{keys, 1, keys};
-    const bool ring = par.cp_exchange != ContextParallelExchange::all_gather;
+    const bool ring = par.cp_exchange == ContextParallelExchange::ring || par.cp_exchange == ContextParallelExchange::pass_kv;
     if (cp <= 1 || !ring || l.is_encoder || l.sliding_window > 0) return calls;
     calls.first_keys = keys / cp;
     calls.first_share = 1 / cp;

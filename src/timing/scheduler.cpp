@@ -179,12 +179,32 @@ void schedule_context_parallel_all_gather(Schedule& s, const ScheduleInputs& in,
     s.comm_busy_s += in.grad_accumulation * per_mb;
 }
 
+// Context parallel, all-to-all (DeepSpeed-Ulysses, Jacobs et al. 2023, arXiv 2309.14509 §3.1; Transformer Engine
+// cp_comm_type "a2a", AttnFuncWithCPAndQKVOA2A): before the attention q, k and v go from sequence-sharded to
+// head-sharded in one all-to-all each, after it the output goes back; the backward sends the output's gradient
+// one way and dq, dk, dv the other. The attention waits for its inputs and the projection after it for its output,
+// so every exchange is on the critical path; a recompute of the attention repeats the forward's.
+void schedule_context_parallel_all_to_all(Schedule& s, const ScheduleInputs& in) {
+    const LayerSpec& l0 = in.job.model.layers.front();
+    const double tp = double(in.job.spec.parallel.tp), act = in.set.bytes.act;
+    const double qkv_bytes = in.tokens_per_gpu * double(l0.q_dim() + 2 * l0.kv_dim()) / tp * act;
+    const double out_bytes = in.tokens_per_gpu * double(l0.q_dim()) / tp * act;
+    const CollectiveCost qkv = collective_cost(Collective::all_to_all, qkv_bytes, in.groups.cp);
+    const CollectiveCost out = collective_cost(Collective::all_to_all, out_bytes, in.groups.cp);
+    const double forwards = in.stage.recompute.attention_s > 0 ? 2 : 1;
+    const double per_mb = (forwards + 1) * (qkv.seconds + out.seconds) * layers_per_stage(in.job);
+    s.ledger.add("context-parallel all-to-all of q, k, v and the attention output", in.grad_accumulation * per_mb,
+                 comm_resource(in.groups.cp, qkv));
+    s.comm_busy_s += in.grad_accumulation * per_mb;
+}
+
 }  // namespace
 
 void schedule_context_parallel(Schedule& s, const ScheduleInputs& in) {
     const ParallelSpec& par = in.job.spec.parallel;
     if (par.cp <= 1) return;
     if (par.cp_exchange == ContextParallelExchange::pass_kv) return schedule_context_parallel_pass_kv(s, in);
+    if (par.cp_exchange == ContextParallelExchange::all_to_all) return schedule_context_parallel_all_to_all(s, in);
     const double kv_bytes = in.tokens_per_gpu * 2 * double(in.job.model.layers.front().kv_dim()) / double(par.tp) * in.set.bytes.act;
     if (in.job.spec.parallel.cp_exchange == ContextParallelExchange::all_gather) schedule_context_parallel_all_gather(s, in, kv_bytes);
     else schedule_context_parallel_ring(s, in, kv_bytes);

@@ -147,6 +147,26 @@ TEST(TimingScheduler, AllGatherContextParallelIsExposedEvenUnderLongAttention) {
     EXPECT_NEAR(s.comm_busy_s, expected, 1e-15);
 }
 
+// DeepSpeed-Ulysses / Transformer Engine "a2a": q, k, v to head-sharded before the attention and the output back,
+// the reverse in the backward, all on the critical path; the recompute repeats the forward's two exchanges.
+TEST(TimingScheduler, AllToAllContextParallelSendsQkvAndTheOutputEachWayPerPass) {
+    const Fixture f = fixture({{"parallel.cp", "2"}, {"parallel.cp_exchange", "all_to_all"}, {"train.seq_len", "64"},
+                               {"train.global_batch", "1"}}, 2);
+    StageWork stage = stage_of(1, 1, 0, 2);
+    stage.attention_forward_s = 1, stage.attention_backward_s = 1;
+    Schedule s;
+    schedule_context_parallel(s, ScheduleInputs{f.job, f.mem, f.set, f.rates, f.scale, f.groups, stage, 32, 1});
+    // 32 local tokens x (q 64 + k 32 + v 32) x 2 B = 8 kB of q, k, v; the output 32 x 64 x 2 B = 4 kB. 2 blocks.
+    const double qkv = collective_cost(Collective::all_to_all, 32 * 128 * 2.0, f.groups.cp).seconds;
+    const double out = collective_cost(Collective::all_to_all, 32 * 64 * 2.0, f.groups.cp).seconds;
+    const double expected = 2 * (qkv + out) * 2;
+    EXPECT_NEAR(phase(s.ledger, "context-parallel all-to-all of q, k, v and the attention output"), expected, 1e-15);
+    stage.recompute.attention_s = 1;
+    Schedule recomputed;
+    schedule_context_parallel(recomputed, ScheduleInputs{f.job, f.mem, f.set, f.rates, f.scale, f.groups, stage, 32, 1});
+    EXPECT_NEAR(recomputed.comm_busy_s, 3 * (qkv + out) * 2, 1e-15);
+}
+
 TEST(TimingScheduler, DdpGradientSyncExposesTheLastBucketAndHidesTheRestUnderTheBackward) {
     const Fixture f = fixture({}, 2);
     const StageWork stage = stage_of(1, 1, 0, 2);   // a second of backward: the tiny job's gradients hide under it

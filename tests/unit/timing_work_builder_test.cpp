@@ -119,6 +119,8 @@ TEST(TimingWorkBuilder, ContextParallelRingRunsAttentionOnShorterCalls) {
     };
     EXPECT_NEAR(forward_seconds("2", "ring") / forward_seconds("1", "ring"), 319.0 * (0.5 / 298 + 0.5 / 260), 1e-12);
     EXPECT_DOUBLE_EQ(forward_seconds("2", "all_gather"), forward_seconds("1", "all_gather"));
+    // All-to-all: one call over the whole sequence for half the heads, at the whole sequence's rate.
+    EXPECT_DOUBLE_EQ(forward_seconds("2", "all_to_all"), forward_seconds("1", "all_to_all"));
 }
 
 TEST(TimingWorkBuilder, MemoryBoundKernelsStreamAtTheAchievableBandwidth) {
