@@ -59,5 +59,15 @@ TEST(MemoryPublishedRuns, NoPublicRunIsPlannedAsNotFitting) {
     EXPECT_GE(planned, 290u);
 }
 
+// NVIDIA's MLPerf Training v5.0 Llama 2 70B LoRA ran on one DGX B200 at TP1 PP1 CP1 (config_DGXB200_1x8x1xtp1pp1cp1.sh,
+// FP8_ACT=1): the example job that states its settings must not be planned as "does not fit", and without the fp8
+// SwiGLU input it does not fit (the key is what makes the difference).
+TEST(MemoryPublishedRuns, MlperfLoraOnOneDgxB200IsNotPlannedAsNotFitting) {
+    const std::string file = std::string(ftb_test::source_dir()) + "/examples/llama2-70b-lora-fp8-dgx-b200.yaml";
+    EXPECT_NE(plan_memory(load_job(file)).verdict, MemoryVerdict::does_not_fit);
+    const MemoryResult without = plan_memory(load_job(file, {"train.activation_func_fp8_input_store=false"}));
+    EXPECT_EQ(without.verdict, MemoryVerdict::does_not_fit);
+}
+
 }  // namespace
 }  // namespace ftb
