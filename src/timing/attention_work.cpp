@@ -39,6 +39,19 @@ double attention_efficiency(GpuArch arch, AttentionKernel kernel, bool backward)
 
 namespace {
 
+// The FlashAttention-3 paper's figures are measurements on an H100 SXM; another device runs them in proportion of
+// the best GEMM rates the same sweep measured on both (validation/microbench.csv, mamf-finder: H100 SXM GT0420,
+// 794.5 of 989 TFLOP/s). Attention kernels are tensor-core bound as the GEMMs are, and a datasheet peak says
+// little of what a part sustains: MI300X reaches 51% of it, GB200 73%, against the H100's 80%. The A100 figure of
+// FlashAttention-2 (Ampere and Ada) is that part's own.
+constexpr double kH100BestGemmFraction = 794.5 / 989.0;
+
+double h100_figure_share(const DeviceRates& r) {
+    if (r.arch == GpuArch::ampere || r.arch == GpuArch::ada) return 1;
+    const double best_gemm_fraction = r.ceiling[size_t(Dtype::bf16)];
+    return best_gemm_fraction > 0 ? best_gemm_fraction / kH100BestGemmFraction : 1;
+}
+
 // Eager attention materialises scores and probabilities: two batched GEMMs and a softmax over heads x T x keys.
 void add_eager_attention(LayerWork& w, const LayerSpec& l, const WorkContext& c, double tokens, double keys,
                          bool needs_grad) {
@@ -109,7 +122,7 @@ double attention_seconds_per_flop(const WorkContext& c, const AttentionCalls& ca
     if (c.rates.cpu) return 1 / (peak * 0.5);
     const AttentionKernel kernel = c.job.framework.attention_kernel;
     const GpuArch arch = c.rates.arch;
-    const double eff = attention_efficiency(arch, kernel, backward);
+    const double eff = attention_efficiency(arch, kernel, backward) * h100_figure_share(c.rates);
     double per_flop = calls.first_share / (peak * eff * short_sequence_share(arch, kernel, backward, calls.first_keys));
     if (calls.first_share < 1)
         per_flop += (1 - calls.first_share) /

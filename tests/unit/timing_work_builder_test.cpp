@@ -123,6 +123,25 @@ TEST(TimingWorkBuilder, ContextParallelRingRunsAttentionOnShorterCalls) {
     EXPECT_DOUBLE_EQ(forward_seconds("2", "all_to_all"), forward_seconds("1", "all_to_all"));
 }
 
+// The FlashAttention-3 paper's H100 figures carry to another part in proportion of its best measured GEMM rate
+// (mamf-finder rows: B200 1745, GB200 1822 TFLOP/s bf16); both Blackwell, same kernel table.
+TEST(TimingWorkBuilder, AttentionFiguresCarryToAnotherPartByItsBestGemmRate) {
+    auto attention_seconds = [](const char* gpu) {
+        const BuiltWork b = build_work({{"hardware.gpu", gpu}, {"train.framework", "megatron"}});
+        const LayerWork w = layer_work(b.job.model.layers[0], b.job.model, b.work(), 8, 4096, true, true);
+        return w.forward.attention_s + w.backward.attention_s;
+    };
+    EXPECT_NEAR(attention_seconds("gb200") / attention_seconds("b200"), 1745.0 / 1822.0, 1e-12);
+    // The H100 SXM itself runs the figures as measured (its own row is the reference): cuDNN's 539 TFLOP/s forward
+    // at 16k keys, on 8 queries x 16,384 keys x q 64, causal.
+    const BuiltWork h = build_work({{"train.framework", "megatron"}});
+    const WorkContext c = h.work();
+    const LayerWork w = layer_work(h.job.model.layers[0], h.job.model, c, 8, 16384, true, false);
+    const double flops = 4.0 * 8 * 16384 * 64 * 0.5;
+    const double rate = c.rates.peak_flops[size_t(Dtype::bf16)] * 539.0 / 989.4;
+    EXPECT_NEAR(w.forward.attention_s, flops / rate, flops / rate * 1e-12);
+}
+
 TEST(TimingWorkBuilder, MemoryBoundKernelsStreamAtTheAchievableBandwidth) {
     const BuiltWork b = build_work();
     const WorkContext c = make_work_context(b.job, b.set, b.rates, b.scale);
