@@ -27,7 +27,8 @@ enum class LossImpl { standard, fp32_upcast, chunked, fused };
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
 // How context-parallel ranks exchange k and v: passed around a ring under the attention (Megatron --cp-comm-type
 // p2p), or all-gathered before it and reduce-scattered after, on the critical path (all_gather), or PyTorch's
-// context_parallel (pass_kv: k/v all-gathered beside the first local sub-SDPA, dk/dv passed around a ring in fp32).
+// context_parallel (pass_kv: k/v all-gathered beside the first local sub-SDPA, dk/dv passed around a ring in fp32),
+// or re-sharded by heads around the attention (all_to_all: DeepSpeed-Ulysses, Transformer Engine a2a).
 enum class ContextParallelExchange { ring, all_gather, pass_kv, all_to_all };
 // checkpoints: (activations only) the recompute checkpoints, i.e. block inputs, go to host memory.
 enum class OffloadTarget { none, cpu, nvme, checkpoints };

@@ -486,7 +486,6 @@ void check_expert_parallel(const Job& job) {
                                                   std::to_string(p.dp * p.cp));
 }
 
-// The model splits the way the layout asks: heads, FFN width and layers divide by the degrees.
 // An all-to-all exchange hands each context-parallel rank whole heads of the tensor-parallel shard, of q and of k/v
 // alike (Transformer Engine AttnFuncWithCPAndQKVOA2A: "The number of attention heads needs to be divisible by CP
 // size!"; DeepSpeed-Ulysses likewise).
@@ -504,6 +503,7 @@ void check_all_to_all_heads(const Job& job) {
     }
 }
 
+// The model splits the way the layout asks: heads, FFN width and layers divide by the degrees.
 void check_model_split(const Job& job) {
     const JobSpec& j = job.spec;
     const ParallelSpec& p = j.parallel;
